@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * timerwheel: a hierarchical timing wheel for C programs and event loops.
+ *
+ * Time is uint64_t nanoseconds of CLOCK_MONOTONIC, absolute unless a name
+ * says "after". The wheel never reads a clock: the caller passes `now`.
+ *
+ * Firing rule. Let E be a timer's expiry and tick the wheel's tick. A timer
+ * armed while E > tw_now() fires in the first tw_advance() whose `now`
+ * reaches E rounded up to a whole tick, and never before E. A timer armed
+ * with E <= tw_now() (already expired) fires in the next tw_advance(). The
+ * rounding saturates: a timer in the last partial tick below UINT64_MAX
+ * fires when `now` reaches UINT64_MAX. Every armed timer fires exactly once
+ * unless it is cancelled or re-armed first.
+ *
+ * Order. Timers that fire in one advance fire in the order of their ticks;
+ * within one tick the order is unspecified. Timers that were armed already
+ * expired fire first, in the order they were armed.
+ *
+ * Callbacks. Inside a callback a program may cancel or re-arm any timer,
+ * arm new ones, and free the memory of the timer that is running. A timer
+ * armed from a callback with an expiry at or before the advance's `now`
+ * fires in the next advance, not in the current one. The wheel touches a
+ * timer's memory after its callback only if the callback re-armed it.
+ *
+ * Threads. A wheel belongs to one thread. Nothing here is thread-safe.
+ *
+ * Errors. Functions return 0 or a positive count on success and a negative
+ * errno on failure, and change nothing when they fail.
+ */
+#ifndef TIMERWHEEL_H
+#define TIMERWHEEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define TW_API
+#elif defined(__GNUC__)
+#define TW_API __attribute__((visibility("default")))
+#else
+#define TW_API
+#endif
+
+#define TW_VERSION_MAJOR 0
+#define TW_VERSION_MINOR 1
+#define TW_VERSION_PATCH 0
+
+/** Default tick: 1 ms. */
+#define TW_DEFAULT_TICK_NS 1000000u
+/** Default slots per level: 2^6 = 64. */
+#define TW_DEFAULT_SLOT_BITS 6u
+/** Largest slot_bits accepted (64 slots per level, one 64-bit bitmap). */
+#define TW_MAX_SLOT_BITS 6u
+
+struct tw_wheel;
+
+/**
+ * struct tw_timer - an intrusive timer, embedded in the caller's struct
+ * @expires: the expiry last armed (ns, absolute). Read-only for the caller.
+ * @fn:      the callback, set by tw_timer_init().
+ *
+ * The library never allocates a timer. Initialise it once with
+ * tw_timer_init(); recover the outer struct in the callback with
+ * tw_container_of(). Fields whose names start with tw__ are private.
+ * Its size is part of the ABI: 40 bytes on 64-bit targets.
+ */
+struct tw_timer {
+	struct tw_timer *tw__next;
+	struct tw_timer **tw__pprev;
+	uint64_t expires;
+	void (*fn)(struct tw_timer *t);
+	uint32_t tw__owner; /* id of the wheel it is armed on, 0 if idle */
+	uint16_t tw__where; /* which list it is on, 0 if idle */
+	uint8_t tw__flags;
+	uint8_t tw__magic; /* set by tw_timer_init() */
+};
+
+#if defined(__cplusplus)
+static_assert(sizeof(void *) != 8 || sizeof(struct tw_timer) <= 40,
+	      "struct tw_timer is at most 40 bytes on 64-bit targets");
+#else
+typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer) <= 40) ? 1 : -1];
+#endif
+
+/**
+ * struct tw_periodic - a timer that repeats every @period ns without drift
+ * @timer:  the embedded timer; arm it with tw_add(w, &p->timer, first).
+ * @period: the period in ns, read each time the timer fires; may be changed.
+ *
+ * Before its callback runs, a periodic timer is re-armed at
+ * expires + n * period, with the smallest n that puts it after the
+ * advance's `now`: it never drifts, and a timer that fell more than a period
+ * behind skips to the next future multiple instead of firing a burst.
+ * Stop it with tw_del(), also from its own callback (it is pending there).
+ */
+struct tw_periodic {
+	struct tw_timer timer;
+	uint64_t period;
+};
+
+/**
+ * struct tw_config - wheel geometry
+ * @tick_ns:   the resolution in ns; 0 means TW_DEFAULT_TICK_NS.
+ * @slot_bits: log2 of the slots per level, 1 to 6; 0 means 6.
+ *
+ * The wheel has as many levels as it takes to cover every 64-bit time.
+ */
+struct tw_config {
+	uint64_t tick_ns;
+	unsigned slot_bits;
+};
+
+/**
+ * struct tw_stats - counters since the wheel was created
+ * @armed:        timers armed by tw_add() and tw_mod(), periodic re-arms included
+ * @fired:        callbacks called
+ * @cancelled:    pending timers disarmed by tw_del()
+ * @cascaded:     timers moved from a coarser level to a finer one
+ * @advances:     calls of tw_advance() that moved or kept time (wake-ups)
+ * @idle_advances: wake-ups that fired nothing (cascades only, or early wake-ups)
+ * @notifies:     calls of the notify hook
+ * @os_rearms:    notify hook calls that touched the OS timer (the hook said so)
+ */
+struct tw_stats {
+	uint64_t armed;
+	uint64_t fired;
+	uint64_t cancelled;
+	uint64_t cascaded;
+	uint64_t advances;
+	uint64_t idle_advances;
+	uint64_t notifies;
+	uint64_t os_rearms;
+};
+
+/**
+ * tw_notify_fn - the notify hook, for event-loop backends
+ * @w:    the wheel
+ * @next: the wheel's new next expiry (as tw_next_expiry()), UINT64_MAX if none
+ * @arg:  the argument given to tw_set_notify()
+ *
+ * Called (1) from tw_add()/tw_mod() when the next expiry moves earlier than
+ * the last value passed to the hook, (2) from tw_del() when the wheel becomes
+ * empty, with UINT64_MAX, and (3) at the end of every tw_advance(), with
+ * the next expiry then. It is never called while callbacks run. A backend
+ * arms its single OS timer for @next here. The hook must not call back into
+ * the wheel.
+ *
+ * Return: 1 if the hook started, moved or stopped the OS timer, else 0
+ * (counted in &tw_stats.os_rearms).
+ */
+typedef int (*tw_notify_fn)(struct tw_wheel *w, uint64_t next, void *arg);
+
+/**
+ * tw_container_of - the struct that embeds a member
+ * @ptr:    pointer to the member, e.g. the struct tw_timer * a callback gets
+ * @type:   the outer struct's type
+ * @member: the member's name within @type
+ */
+#define tw_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/**
+ * tw_wheel_create - make a wheel whose clock starts at @now
+ * @out: where the new wheel is stored; untouched on failure
+ * @cfg: geometry, or NULL for the defaults (1 ms tick, 64 slots per level)
+ * @now: the current time in ns
+ *
+ * The only allocation the core makes: one block of a few KiB.
+ *
+ * Return: 0, -EINVAL if @out is NULL or @cfg->slot_bits is above 6,
+ * -ENOMEM if the allocation failed.
+ */
+TW_API int tw_wheel_create(struct tw_wheel **out, const struct tw_config *cfg, uint64_t now);
+
+/**
+ * tw_wheel_destroy - free a wheel
+ * @w: the wheel, or NULL (then nothing happens)
+ *
+ * Timers still armed become idle (tw_pending() is false) and are never
+ * called. Must not be called from one of @w's callbacks: there it does
+ * nothing (the wheel is still in use).
+ */
+TW_API void tw_wheel_destroy(struct tw_wheel *w);
+
+/**
+ * tw_timer_init - prepare a timer before its first use
+ * @t:  the timer
+ * @fn: its callback, called with @t when it fires
+ *
+ * Call it once, while the timer is idle. A NULL @t is ignored.
+ */
+TW_API void tw_timer_init(struct tw_timer *t, void (*fn)(struct tw_timer *t));
+
+/**
+ * tw_periodic_init - prepare a periodic timer
+ * @p:      the periodic timer
+ * @fn:     its callback, called with &p->timer each period
+ * @period: the period in ns
+ *
+ * Arm it with tw_add(w, &p->timer, first_expiry).
+ *
+ * Return: 0, or -EINVAL if @p or @fn is NULL or @period is 0.
+ */
+TW_API int tw_periodic_init(struct tw_periodic *p, void (*fn)(struct tw_timer *t), uint64_t period);
+
+/**
+ * tw_add - arm an idle timer
+ * @w:       the wheel
+ * @t:       an initialised, idle timer
+ * @expires: the expiry, absolute ns; in the past means the next advance
+ *
+ * O(1).
+ *
+ * Return: 0, -EINVAL if @w or @t is NULL or @t was not initialised with
+ * tw_timer_init() (or has no callback), -EBUSY if @t is already armed (on
+ * this wheel or another).
+ */
+TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
+
+/**
+ * tw_mod - arm or re-arm a timer for a new expiry, in one O(1) call
+ * @w:       the wheel
+ * @t:       an initialised timer, idle or armed on @w
+ * @expires: the new expiry, absolute ns
+ *
+ * Return: 1 if @t was armed before, 0 if it was idle, -EINVAL if @w or @t
+ * is NULL, @t was not initialised, or @t is armed on another wheel.
+ */
+TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
+
+/**
+ * tw_del - cancel a timer, O(1)
+ * @w: the wheel
+ * @t: the timer
+ *
+ * Cancelling an idle timer is not an error. Safe from any callback, also
+ * for timers due in the same advance (they then do not fire).
+ *
+ * Return: 1 if @t was armed, 0 if it was idle, -EINVAL if @w or @t is NULL
+ * or @t is armed on another wheel.
+ */
+TW_API int tw_del(struct tw_wheel *w, struct tw_timer *t);
+
+/**
+ * tw_pending - is the timer armed?
+ * @t: the timer, or NULL (false)
+ *
+ * True from tw_add()/tw_mod() until it fires or is cancelled; a periodic
+ * timer stays pending in its own callback.
+ */
+TW_API bool tw_pending(const struct tw_timer *t);
+
+/**
+ * tw_forward - move an idle timer's expiry past @now by whole periods
+ * @t:      the timer, idle (typically from its own callback)
+ * @now:    the time to get past
+ * @period: the period in ns
+ *
+ * Like the kernel's hrtimer_forward(): t->expires becomes
+ * expires + n * period with the smallest n that makes it later than @now
+ * (saturating at UINT64_MAX). Arm it afterwards with tw_add(). Drift-free,
+ * and skips missed periods instead of bursting.
+ *
+ * Return: n, the number of periods added; 0 if @t is NULL or pending,
+ * @period is 0, or the expiry is already later than @now.
+ */
+TW_API uint64_t tw_forward(struct tw_timer *t, uint64_t now, uint64_t period);
+
+/**
+ * tw_advance - move the wheel's clock to @now and run what is due
+ * @w:   the wheel
+ * @now: the current time in ns
+ *
+ * Jumps over empty stretches through per-level bitmaps: an advance of ten
+ * hours with nothing due costs a handful of bit operations. A @now earlier
+ * than tw_now() is a no-op that returns 0.
+ *
+ * Return: the number of callbacks called, -EINVAL if @w is NULL, -EBUSY if
+ * called from one of @w's callbacks.
+ */
+TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
+
+/**
+ * tw_next_expiry - when the wheel next has work
+ * @w: the wheel
+ *
+ * The start of the earliest non-empty bucket at any level, cascade points
+ * included: never later than the earliest timer's firing time, and
+ * tw_now() if a timer is already due. O(1) through occupancy bitmaps.
+ *
+ * Return: the time in ns, or UINT64_MAX if nothing is armed (or the
+ * earliest timer fires only at UINT64_MAX, or @w is NULL).
+ */
+TW_API uint64_t tw_next_expiry(const struct tw_wheel *w);
+
+/**
+ * tw_now - the wheel's clock: the @now of the last tw_advance() or creation
+ * @w: the wheel (NULL gives 0)
+ */
+TW_API uint64_t tw_now(const struct tw_wheel *w);
+
+/**
+ * tw_count - the number of armed timers
+ * @w: the wheel (NULL gives 0)
+ */
+TW_API size_t tw_count(const struct tw_wheel *w);
+
+/**
+ * tw_tick - the wheel's tick in ns
+ * @w: the wheel (NULL gives 0)
+ */
+TW_API uint64_t tw_tick(const struct tw_wheel *w);
+
+/**
+ * tw_set_notify - install the notify hook (see tw_notify_fn)
+ * @w:   the wheel
+ * @fn:  the hook, or NULL to remove it
+ * @arg: passed to the hook
+ *
+ * Return: 0, -EINVAL if @w is NULL, -EBUSY if a hook is installed and @fn
+ * is not NULL (one backend per wheel).
+ */
+TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
+
+/**
+ * tw_get_stats - read the wheel's counters
+ * @w:   the wheel
+ * @out: filled with the counters
+ *
+ * Return: 0, -EINVAL if @w or @out is NULL.
+ */
+TW_API int tw_get_stats(const struct tw_wheel *w, struct tw_stats *out);
+
+/**
+ * tw_check - verify every invariant of the wheel, O(timers)
+ * @w: the wheel
+ *
+ * For tests and fuzzers. Names the first broken invariant on stderr.
+ *
+ * Return: 0 if the wheel is sound, -EUCLEAN if not, -EINVAL if @w is NULL.
+ */
+TW_API int tw_check(const struct tw_wheel *w);
+
+/**
+ * tw_timer_bucket - where an armed timer sits now
+ * @w:     the wheel
+ * @t:     the timer
+ * @level: set to its level (0 is the finest) when it is in a wheel slot
+ * @slot:  set to its slot within that level
+ *
+ * For tests, tours and debugging: shows the cascade at work.
+ *
+ * Return: 0 if @t is in a wheel slot, 1 if it is due (fires in the next
+ * advance; @level and @slot untouched), -ENOENT if it is idle, -EINVAL if
+ * @w, @t, @level or @slot is NULL or @t is armed on another wheel.
+ */
+TW_API int tw_timer_bucket(const struct tw_wheel *w, const struct tw_timer *t, unsigned *level,
+			   unsigned *slot);
+
+/**
+ * tw_dump - draw the wheel's levels and occupied slots as ASCII
+ * @w:   the wheel
+ * @out: the stream, e.g. stdout
+ *
+ * One line per non-empty level: its slot width, the clock's digit and
+ * each occupied slot with its timer count. With @verbose, each timer's
+ * expiry is listed under its slot. O(timers) with @verbose.
+ *
+ * Return: 0, -EINVAL if @w or @out is NULL.
+ */
+TW_API int tw_dump(const struct tw_wheel *w, FILE *out, bool verbose);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIMERWHEEL_H */

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+//
+// tw_check(): every invariant the wheel relies on, verified the slow way.
+// Tests and fuzzers call it after each operation, so a broken invariant is
+// caught at the operation that broke it rather than at a lost timer later.
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "level.hpp"
+#include "wheel.hpp"
+
+namespace {
+
+int broken(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("tw_check: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return -EUCLEAN;
+}
+
+// Links, owner and init magic: what every armed timer has, wherever it is.
+int check_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *pprev)
+{
+	if (t->tw__pprev != pprev)
+		return broken("timer %p: pprev does not point at its predecessor", (const void *)t);
+	if (t->tw__owner != w->id)
+		return broken("timer %p: owner %u, wheel %u", (const void *)t, t->tw__owner, w->id);
+	if (t->tw__magic != tw::timer_magic || !t->fn)
+		return broken("timer %p: not initialised", (const void *)t);
+	return 0;
+}
+
+int check_due_list(const tw_wheel *w, size_t *count)
+{
+	tw_timer *const *pprev = &w->due.first;
+	bool seen_fresh = !w->fresh;
+	for (const tw_timer *t = w->due.first; t; t = t->tw__next) {
+		if (int err = check_timer(w, t, pprev))
+			return err;
+		if (t->tw__where != tw::where_due)
+			return broken("timer %p on the due list has where=%u", (const void *)t, t->tw__where);
+		if (t == w->fresh)
+			seen_fresh = true;
+		pprev = &t->tw__next;
+		++*count;
+	}
+	if (w->due.tail != pprev)
+		return broken("due list: tail pointer is not the last timer's next field");
+	if (!seen_fresh)
+		return broken("due list: fresh timer %p is not on it", (const void *)w->fresh);
+	if (w->fresh && !w->running)
+		return broken("fresh timer %p outside callbacks", (const void *)w->fresh);
+	return 0;
+}
+
+int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
+{
+	size_t index = (static_cast<size_t>(level) << w->slot_bits) | slot;
+	bool bit = w->occupied[level] >> slot & 1;
+	if (bit != (w->slots[index] != nullptr))
+		return broken("level %u slot %u: bitmap says %s, list says %s", level, slot,
+			      bit ? "occupied" : "empty", w->slots[index] ? "occupied" : "empty");
+	tw_timer *const *pprev = &w->slots[index];
+	for (const tw_timer *t = w->slots[index]; t; t = t->tw__next) {
+		if (int err = check_timer(w, t, pprev))
+			return err;
+		if (t->tw__where != tw::where_slot0 + index)
+			return broken("timer %p in level %u slot %u has where=%u", (const void *)t, level,
+				      slot, t->tw__where);
+		uint64_t exp_tick = w->tick_of_expiry(t->expires);
+		if (exp_tick <= w->now_tick)
+			return broken("timer %p (tick %llu) is in the wheel at clock tick %llu: missed",
+				      (const void *)t, (unsigned long long)exp_tick,
+				      (unsigned long long)w->now_tick);
+		unsigned want_level = w->calc_wheel_level(exp_tick);
+		unsigned want_slot = tw::calc_wheel_slot(exp_tick, want_level, w->slot_bits, w->slot_mask);
+		if (want_level != level || want_slot != slot)
+			return broken("timer %p (tick %llu) is in level %u slot %u, belongs in level %u slot %u",
+				      (const void *)t, (unsigned long long)exp_tick, level, slot, want_level,
+				      want_slot);
+		pprev = &t->tw__next;
+		++*count;
+	}
+	return 0;
+}
+
+} // namespace
+
+int tw_wheel::check() const
+{
+	if (now_tick != tick_of_now(now_ns))
+		return broken("clock: tick %llu for now %llu ns", (unsigned long long)now_tick,
+			      (unsigned long long)now_ns);
+	if (notified > next_expiry() && !running)
+		return broken("notified %llu is later than the next expiry %llu: a backend would sleep too long",
+			      (unsigned long long)notified, (unsigned long long)next_expiry());
+	size_t seen = 0;
+	if (int err = check_due_list(this, &seen))
+		return err;
+	for (unsigned level = 0; level < levels; level++) {
+		bool bit = level_mask >> level & 1;
+		if (bit != (occupied[level] != 0))
+			return broken("level %u: level mask says %s, bitmap %#llx", level,
+				      bit ? "occupied" : "empty", (unsigned long long)occupied[level]);
+		for (unsigned slot = 0; slot <= slot_mask; slot++)
+			if (int err = check_slot(this, level, slot, &seen))
+				return err;
+	}
+	if (levels < 64 && level_mask >> levels)
+		return broken("level mask %#llx has bits above %u levels", (unsigned long long)level_mask, levels);
+	if (seen != count)
+		return broken("count says %zu armed timers, the lists hold %zu", count, seen);
+	return 0;
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+//
+// Intrusive lists threaded through struct tw_timer.
+//
+// Slots are hlists, as in the kernel: a slot head is one pointer (so a wheel
+// of 8 levels x 64 slots is 4 KiB of heads) and each timer keeps `pprev`, the
+// address of the pointer that points at it, so it can unlink itself in O(1)
+// without knowing its head. The due list adds a tail pointer because it
+// must keep the order in which timers came due.
+#ifndef TW_LIST_HPP
+#define TW_LIST_HPP
+
+#include "timerwheel.h"
+
+namespace tw {
+
+inline void hlist_add_head(tw_timer **head, tw_timer *t)
+{
+	t->tw__next = *head;
+	if (*head)
+		(*head)->tw__pprev = &t->tw__next;
+	*head = t;
+	t->tw__pprev = head;
+}
+
+inline void hlist_del(tw_timer *t)
+{
+	*t->tw__pprev = t->tw__next;
+	if (t->tw__next)
+		t->tw__next->tw__pprev = t->tw__pprev;
+}
+
+struct tail_list {
+	tw_timer *first;
+	tw_timer **tail; // &first when empty, else &last->tw__next
+
+	void init()
+	{
+		first = nullptr;
+		tail = &first;
+	}
+
+	void append(tw_timer *t)
+	{
+		t->tw__next = nullptr;
+		t->tw__pprev = tail;
+		*tail = t;
+		tail = &t->tw__next;
+	}
+
+	void remove(tw_timer *t)
+	{
+		if (!t->tw__next)
+			tail = t->tw__pprev;
+		hlist_del(t);
+	}
+};
+
+} // namespace tw
+
+#endif

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+//
+// The hierarchical timing wheel (Varghese & Lauck's scheme 7, as Kafka uses
+// it), with the kernel's intrusive slots and tokio's placement rule. The
+// level arithmetic and its table of levels are in level.hpp.
+//
+// Life of a timer. tw_add() rounds the expiry up to a tick and places the
+// timer at the level of the first digit where that tick differs from the
+// clock. tw_advance() walks the clock forward event by event: the next event
+// is always the first occupied slot of the lowest non-empty level, found
+// with two bit scans, so empty stretches of any length cost nothing. At a
+// level-0 slot the timers are due; at a higher slot they are placed again
+// relative to the new clock (the cascade) and so reach level 0 exactly at
+// their tick. Due timers go on the due list in tick order; when the clock
+// has reached `now`, the list is drained and the callbacks run.
+//
+// Timers armed while callbacks run and already due go on the due list
+// behind `fresh`, which the draining loop does not pass: they fire in the
+// next advance, so a callback that re-arms itself for "now" cannot livelock.
+#include "wheel.hpp"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "level.hpp"
+
+using tw::tail_list;
+
+namespace {
+
+uint32_t allocate_wheel_id()
+{
+	static uint32_t last_id;
+	uint32_t id;
+	do
+		id = __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
+	while (id == 0);
+	return id;
+}
+
+// a + b * n, or UINT64_MAX if that does not fit.
+uint64_t add_periods(uint64_t a, uint64_t b, uint64_t n)
+{
+	uint64_t product, sum;
+	if (__builtin_mul_overflow(b, n, &product) || __builtin_add_overflow(a, product, &sum))
+		return UINT64_MAX;
+	return sum;
+}
+
+} // namespace
+
+uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
+{
+	if (t->expires > now)
+		return 0;
+	uint64_t n = (now - t->expires) / period + 1;
+	t->expires = add_periods(t->expires, period, n);
+	return n;
+}
+
+int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t now)
+{
+	uint64_t last_tick = UINT64_MAX / tick_ns + (UINT64_MAX % tick_ns != 0);
+	unsigned bits = tw::bit_width(last_tick);
+	unsigned levels = (bits + slot_bits - 1) / slot_bits;
+	size_t nslots = static_cast<size_t>(levels) << slot_bits;
+
+	size_t size = sizeof(tw_wheel) + levels * sizeof(uint64_t) + nslots * sizeof(tw_timer *);
+	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, size));
+	if (!w)
+		return -ENOMEM;
+
+	w->tick_ns = tick_ns;
+	w->slot_bits = slot_bits;
+	w->slot_mask = (uint64_t{1} << slot_bits) - 1;
+	w->levels = levels;
+	w->last_tick = last_tick;
+	w->now_ns = now;
+	w->now_tick = w->tick_of_now(now);
+	w->id = allocate_wheel_id();
+	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
+	w->slots = reinterpret_cast<tw_timer **>(w->occupied + levels);
+	w->due.init();
+	w->notified = UINT64_MAX;
+	for (unsigned b = 0; b < 64; b++)
+		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
+	*out = w;
+	return 0;
+}
+
+// Armed timers are left idle, not unlinked one by one: the lists die with
+// the wheel, and a timer's own fields are all that tw_pending() reads.
+void tw_wheel::destroy()
+{
+	for (tw_timer *t = due.first; t; t = t->tw__next)
+		t->tw__where = tw::where_idle, t->tw__owner = 0;
+	size_t nslots = static_cast<size_t>(levels) << slot_bits;
+	for (size_t i = 0; i < nslots; i++)
+		for (tw_timer *t = slots[i]; t; t = t->tw__next)
+			t->tw__where = tw::where_idle, t->tw__owner = 0;
+	free(this);
+}
+
+// The clock's tick for a time: rounded down, except that UINT64_MAX reaches
+// the last tick, so an expiry in the final partial tick is not lost.
+uint64_t tw_wheel::tick_of_now(uint64_t ns) const
+{
+	return ns == UINT64_MAX ? last_tick : ns / tick_ns;
+}
+
+// An expiry's tick: rounded up, so that firing at the tick is never early.
+uint64_t tw_wheel::tick_of_expiry(uint64_t ns) const
+{
+	return ns / tick_ns + (ns % tick_ns != 0);
+}
+
+uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
+{
+	return tick > UINT64_MAX / tick_ns ? UINT64_MAX : tick * tick_ns;
+}
+
+unsigned tw_wheel::calc_wheel_level(uint64_t exp_tick) const
+{
+	return level_of_bit[tw::msb64(exp_tick ^ now_tick)];
+}
+
+// The tick of the next event: the first occupied slot of the lowest
+// non-empty level (see level.hpp for why no other slot can come first).
+uint64_t tw_wheel::next_event_tick() const
+{
+	if (!level_mask)
+		return UINT64_MAX;
+	unsigned level = tw::lsb64(level_mask);
+	unsigned slot = tw::lsb64(occupied[level]);
+	return tw::calc_slot_start(now_tick, level, slot, slot_bits);
+}
+
+uint64_t tw_wheel::next_expiry() const
+{
+	if (due.first)
+		return now_ns;
+	uint64_t tick = next_event_tick();
+	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
+}
+
+// Put a timer whose tick lies after the clock into its slot. Returns the
+// tick at which that slot comes due.
+uint64_t tw_wheel::enqueue(tw_timer *t, uint64_t exp_tick)
+{
+	unsigned level = calc_wheel_level(exp_tick);
+	unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
+	size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
+
+	tw::hlist_add_head(&slots[index], t);
+	t->tw__where = static_cast<uint16_t>(tw::where_slot0 + index);
+	occupied[level] |= uint64_t{1} << slot;
+	level_mask |= uint64_t{1} << level;
+	return tw::calc_slot_start(now_tick, level, slot, slot_bits);
+}
+
+// Arm an idle timer. Returns when the wheel will look at it next (ns).
+uint64_t tw_wheel::arm(tw_timer *t, uint64_t expires)
+{
+	t->expires = expires;
+	t->tw__owner = id;
+	count++;
+	stats.armed++;
+	if (expires <= now_ns) {
+		due.append(t);
+		t->tw__where = tw::where_due;
+		if (running && !fresh)
+			fresh = t;
+		return now_ns;
+	}
+	return ns_of_tick(enqueue(t, tick_of_expiry(expires)));
+}
+
+void tw_wheel::unlink(tw_timer *t)
+{
+	if (t->tw__where == tw::where_due) {
+		if (t == fresh)
+			fresh = t->tw__next;
+		due.remove(t);
+	} else {
+		size_t index = t->tw__where - tw::where_slot0;
+		tw::hlist_del(t);
+		if (!slots[index]) {
+			unsigned level = static_cast<unsigned>(index >> slot_bits);
+			occupied[level] &= ~(uint64_t{1} << (index & slot_mask));
+			if (!occupied[level])
+				level_mask &= ~(uint64_t{1} << level);
+		}
+	}
+	t->tw__where = tw::where_idle;
+	t->tw__owner = 0;
+	count--;
+}
+
+void tw_wheel::notify_now(uint64_t when)
+{
+	notified = when;
+	if (!notify)
+		return;
+	stats.notifies++;
+	if (notify(this, when, notify_arg))
+		stats.os_rearms++;
+}
+
+// Tell the backend only when the wheel needs it sooner than it was told:
+// a later timer costs the backend nothing.
+void tw_wheel::notify_earlier(uint64_t when)
+{
+	if (when < notified && !running)
+		notify_now(when);
+}
+
+int tw_wheel::add(tw_timer *t, uint64_t expires)
+{
+	if (t->tw__where != tw::where_idle)
+		return -EBUSY;
+	notify_earlier(arm(t, expires));
+	return 0;
+}
+
+int tw_wheel::mod(tw_timer *t, uint64_t expires)
+{
+	if (t->tw__where == tw::where_idle) {
+		notify_earlier(arm(t, expires));
+		return 0;
+	}
+	if (t->tw__owner != id)
+		return -EINVAL;
+
+	// Re-arming within the same slot, the common case of a connection
+	// timeout pushed forward, only changes the expiry.
+	if (t->tw__where >= tw::where_slot0 && expires > now_ns) {
+		uint64_t exp_tick = tick_of_expiry(expires);
+		unsigned level = calc_wheel_level(exp_tick);
+		unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
+		size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
+		if (t->tw__where == tw::where_slot0 + index) {
+			t->expires = expires;
+			stats.armed++;
+			return 1;
+		}
+	}
+	unlink(t);
+	notify_earlier(arm(t, expires));
+	return 1;
+}
+
+int tw_wheel::del(tw_timer *t)
+{
+	if (t->tw__where == tw::where_idle)
+		return 0;
+	if (t->tw__owner != id)
+		return -EINVAL;
+	unlink(t);
+	stats.cancelled++;
+	if (count == 0 && !running && notified != UINT64_MAX)
+		notify_now(UINT64_MAX);
+	return 1;
+}
+
+// Place a higher slot's timers again relative to the clock, which has just
+// reached that slot's start: each lands at a finer level, or is due.
+void tw_wheel::cascade(tw_timer *t)
+{
+	while (t) {
+		tw_timer *next = t->tw__next;
+		if (next)
+			__builtin_prefetch(next);
+		uint64_t exp_tick = tick_of_expiry(t->expires);
+		if (exp_tick <= now_tick) {
+			due.append(t);
+			t->tw__where = tw::where_due;
+		} else {
+			enqueue(t, exp_tick);
+		}
+		stats.cascaded++;
+		t = next;
+	}
+}
+
+// Move the clock to `target_tick` one event at a time, cascading higher
+// slots and moving level-0 slots to the due list.
+void tw_wheel::collect_expired_timers(uint64_t target_tick)
+{
+	while (level_mask) {
+		unsigned level = tw::lsb64(level_mask);
+		unsigned slot = tw::lsb64(occupied[level]);
+		uint64_t event = tw::calc_slot_start(now_tick, level, slot, slot_bits);
+		if (event > target_tick)
+			break;
+
+		now_tick = event;
+		size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
+		tw_timer *list = slots[index];
+		slots[index] = nullptr;
+		occupied[level] &= ~(uint64_t{1} << slot);
+		if (!occupied[level])
+			level_mask &= ~(uint64_t{1} << level);
+
+		if (level == 0) {
+			for (tw_timer *t = list, *next; t; t = next) {
+				next = t->tw__next;
+				due.append(t);
+				t->tw__where = tw::where_due;
+			}
+		} else {
+			cascade(list);
+		}
+	}
+	now_tick = target_tick;
+}
+
+int tw_wheel::run_expired_timers()
+{
+	int fired = 0;
+	running = true;
+	for (tw_timer *t; (t = due.first) && t != fresh;) {
+		unlink(t);
+		if (t->tw__flags & tw::flag_periodic) {
+			// Re-armed before its callback, so the callback may stop it.
+			// A period set to 0 after init ends the repetition.
+			tw_periodic *p = tw_container_of(t, tw_periodic, timer);
+			if (p->period) {
+				tw__forward(t, now_ns, p->period);
+				arm(t, t->expires);
+			}
+		}
+		stats.fired++;
+		if (fired < INT32_MAX)
+			fired++;
+		t->fn(t);
+	}
+	fresh = nullptr;
+	running = false;
+	return fired;
+}
+
+int tw_wheel::advance(uint64_t now)
+{
+	if (running)
+		return -EBUSY;
+	if (now < now_ns)
+		return 0;
+
+	collect_expired_timers(tick_of_now(now));
+	now_ns = now;
+	int fired = run_expired_timers();
+
+	stats.advances++;
+	if (fired == 0)
+		stats.idle_advances++;
+	notify_now(next_expiry());
+	return fired;
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+//
+// struct tw_wheel: the state of one hierarchical timing wheel. The algorithm
+// is in wheel.cpp, the invariants it keeps are checked in check.cpp.
+#ifndef TW_WHEEL_HPP
+#define TW_WHEEL_HPP
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list.hpp"
+#include "timerwheel.h"
+
+namespace tw {
+
+// Where a timer is, in tw_timer::tw__where.
+enum : uint16_t {
+	where_idle = 0,
+	where_due = 1,   // on the due list: fires in the current or the next advance
+	where_slot0 = 2, // where_slot0 + (level << slot_bits | slot): in a wheel slot
+};
+
+// Bits of tw_timer::tw__flags.
+enum : uint8_t {
+	flag_periodic = 1, // the timer is the first member of a struct tw_periodic
+};
+
+constexpr uint8_t timer_magic = 0x7b;
+
+// Largest geometry: 1 ns ticks need 64 bits, at 1 bit per level.
+constexpr unsigned max_levels = 64;
+
+} // namespace tw
+
+struct tw_wheel {
+	uint64_t tick_ns;
+	uint64_t now_ns;
+	uint64_t now_tick;
+	uint64_t last_tick; // the tick of now == UINT64_MAX: expiries round up to at most this
+	unsigned slot_bits;
+	unsigned levels;
+	uint64_t slot_mask;
+	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
+	bool running;     // callbacks are being called
+	size_t count;     // armed timers
+
+	uint64_t level_mask;   // bit l: level l has an occupied slot
+	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
+	tw_timer **slots;      // levels << slot_bits hlist heads
+	tw::tail_list due;     // timers whose time has come, in the order they came due
+	tw_timer *fresh;       // while running: the first due timer armed by a callback
+
+	tw_notify_fn notify;
+	void *notify_arg;
+	uint64_t notified; // the last time given to the hook; never later than the real next expiry
+
+	tw_stats stats;
+	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
+
+	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t now);
+	void destroy();
+
+	int add(tw_timer *t, uint64_t expires);
+	int mod(tw_timer *t, uint64_t expires);
+	int del(tw_timer *t);
+	int advance(uint64_t now);
+	uint64_t next_expiry() const;
+	int check() const;
+	void dump(FILE *out, bool verbose) const;
+
+	// helpers shared by wheel.cpp, check.cpp and dump.cpp
+	uint64_t tick_of_now(uint64_t ns) const;
+	uint64_t tick_of_expiry(uint64_t ns) const;
+	uint64_t ns_of_tick(uint64_t tick) const;
+	unsigned calc_wheel_level(uint64_t exp_tick) const;
+	uint64_t next_event_tick() const;
+
+private:
+	uint64_t arm(tw_timer *t, uint64_t expires);
+	uint64_t enqueue(tw_timer *t, uint64_t exp_tick);
+	void unlink(tw_timer *t);
+	void collect_expired_timers(uint64_t target_tick);
+	void cascade(tw_timer *list);
+	int run_expired_timers();
+	void notify_earlier(uint64_t when);
+	void notify_now(uint64_t when);
+};
+
+// tw_forward() without the argument checks: t idle, period > 0.
+uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period);
+
+#endif

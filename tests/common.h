@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the core tests: CMocka's includes, a seeded PRNG, and a timer
+ * that records when it fired. */
+#ifndef TW_TESTS_COMMON_H
+#define TW_TESTS_COMMON_H
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include <timerwheel.h>
+
+/* Every wheel test ends with this: the invariants must hold. */
+#define assert_wheel_sound(w) assert_int_equal(tw_check(w), 0)
+
+/* splitmix64: small, fast and good enough to drive random schedules. The
+ * seed comes from TW_SEED when set, so a failure can be replayed. */
+static inline uint64_t test_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t test_seed(void)
+{
+	const char *s = getenv("TW_SEED");
+	uint64_t seed = s ? strtoull(s, NULL, 0) : 0x5eed;
+	fprintf(stderr, "# seed %llu (set TW_SEED to replay)\n", (unsigned long long)seed);
+	return seed;
+}
+
+/* ceil(e / tick), saturating like the wheel's firing rule. */
+static inline uint64_t test_round_up(uint64_t e, uint64_t tick)
+{
+	uint64_t q = e / tick + (e % tick != 0);
+	return q > UINT64_MAX / tick ? UINT64_MAX : q * tick;
+}
+
+#endif

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a callback may do: cancel a timer due in the same advance, re-arm
+ * itself, free its own memory, arm a timer that is already due (it fires in
+ * the next advance, not this one), and not re-enter tw_advance.
+ */
+#include "common.h"
+
+#define TICK 1000000ull /* the default 1 ms */
+
+static struct tw_wheel *wheel;
+static uint64_t now;
+
+struct pair {
+	struct tw_timer a, b;
+	int fired_a, fired_b;
+};
+
+static void pair_a(struct tw_timer *t)
+{
+	struct pair *p = tw_container_of(t, struct pair, a);
+	p->fired_a++;
+	assert_int_equal(tw_del(wheel, &p->b), tw_pending(&p->b) ? 1 : 0);
+}
+
+static void pair_b(struct tw_timer *t)
+{
+	struct pair *p = tw_container_of(t, struct pair, b);
+	p->fired_b++;
+	assert_int_equal(tw_del(wheel, &p->a), tw_pending(&p->a) ? 1 : 0);
+}
+
+/* Two timers in one bucket, each cancelling the other: exactly one fires,
+ * whichever the wheel runs first. Also across a cascade, and with the
+ * cancelled one due at a later tick of the same advance. */
+static void test_cancel_other_in_same_bucket(void **state)
+{
+	(void)state;
+	static const uint64_t offsets[][2] = {
+		{ 5 * TICK, 5 * TICK },           /* same level-0 slot */
+		{ 70 * TICK, 70 * TICK + 1 },     /* same slot, arrived by cascade */
+		{ 3 * TICK, 9000 * TICK },        /* b due later in the same advance */
+	};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+		struct pair p = { .fired_a = 0, .fired_b = 0 };
+		tw_timer_init(&p.a, pair_a);
+		tw_timer_init(&p.b, pair_b);
+		tw_add(wheel, &p.a, offsets[i][0]);
+		tw_add(wheel, &p.b, offsets[i][1]);
+		assert_int_equal(tw_advance(wheel, 10000 * TICK), 1);
+		assert_int_equal(p.fired_a + p.fired_b, 1);
+		assert_int_equal(tw_count(wheel), 0);
+		assert_wheel_sound(wheel);
+		tw_wheel_destroy(wheel);
+	}
+}
+
+struct rearming {
+	struct tw_timer timer;
+	int fired;
+	uint64_t last_fire_now;
+};
+
+static void rearm_self(struct tw_timer *t)
+{
+	struct rearming *r = tw_container_of(t, struct rearming, timer);
+	r->fired++;
+	r->last_fire_now = now;
+	assert_true(t->expires <= now);
+	assert_false(tw_pending(t));
+	if (r->fired < 4)
+		assert_int_equal(tw_mod(wheel, t, now + 5 * TICK), 0);
+}
+
+static void test_rearm_self(void **state)
+{
+	(void)state;
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	struct rearming r = { .fired = 0 };
+	tw_timer_init(&r.timer, rearm_self);
+	tw_add(wheel, &r.timer, 5 * TICK);
+	for (now = 0; now <= 40 * TICK; now += TICK) {
+		tw_advance(wheel, now);
+		assert_wheel_sound(wheel);
+	}
+	assert_int_equal(r.fired, 4);
+	assert_int_equal(r.last_fire_now, 20 * TICK);
+	tw_wheel_destroy(wheel);
+}
+
+struct owned {
+	struct tw_timer timer;
+	char payload[100];
+};
+
+static int freed;
+
+static void free_self(struct tw_timer *t)
+{
+	struct owned *o = tw_container_of(t, struct owned, timer);
+	freed++;
+	free(o);
+}
+
+/* Each callback frees its own struct; ASan must see no use after free. */
+static void test_free_self(void **state)
+{
+	(void)state;
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	freed = 0;
+	for (int i = 0; i < 1000; i++) {
+		struct owned *o = malloc(sizeof(*o));
+		assert_non_null(o);
+		tw_timer_init(&o->timer, free_self);
+		tw_add(wheel, &o->timer, (uint64_t)(i % 7) * TICK * 100 + 1);
+	}
+	assert_int_equal(tw_advance(wheel, 1000 * TICK), 1000);
+	assert_int_equal(freed, 1000);
+	assert_wheel_sound(wheel);
+	tw_wheel_destroy(wheel);
+}
+
+static struct tw_timer due_now_timer;
+static int due_now_fired;
+static int arm_due_now_fired;
+
+static void due_now_cb(struct tw_timer *t)
+{
+	(void)t;
+	due_now_fired++;
+}
+
+static void arm_due_now(struct tw_timer *t)
+{
+	(void)t;
+	arm_due_now_fired++;
+	assert_int_equal(tw_add(wheel, &due_now_timer, now), 0);
+	assert_int_equal(tw_next_expiry(wheel), now);
+}
+
+/* A callback that re-arms itself for "now" fires once per advance, so a
+ * loop that advances cannot livelock. */
+static int spin_fired;
+static void spin_now(struct tw_timer *t)
+{
+	spin_fired++;
+	assert_int_equal(tw_mod(wheel, t, now), 0);
+}
+
+static void test_arm_due_now_fires_next_advance(void **state)
+{
+	(void)state;
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	struct tw_timer first;
+	tw_timer_init(&first, arm_due_now);
+	tw_timer_init(&due_now_timer, due_now_cb);
+	tw_add(wheel, &first, 2 * TICK);
+	now = 3 * TICK;
+	assert_int_equal(tw_advance(wheel, now), 1);
+	assert_int_equal(arm_due_now_fired, 1);
+	assert_int_equal(due_now_fired, 0);
+	assert_true(tw_pending(&due_now_timer));
+	assert_int_equal(tw_next_expiry(wheel), now);
+	assert_wheel_sound(wheel);
+	assert_int_equal(tw_advance(wheel, now), 1);
+	assert_int_equal(due_now_fired, 1);
+
+	struct tw_timer spin;
+	tw_timer_init(&spin, spin_now);
+	tw_add(wheel, &spin, now);
+	for (int i = 1; i <= 5; i++) {
+		assert_int_equal(tw_advance(wheel, now), 1);
+		assert_int_equal(spin_fired, i);
+	}
+	tw_del(wheel, &spin);
+	assert_wheel_sound(wheel);
+	tw_wheel_destroy(wheel);
+}
+
+static int reentry_result;
+static void reenter(struct tw_timer *t)
+{
+	(void)t;
+	reentry_result = tw_advance(wheel, now + 100 * TICK);
+	/* Destroying the wheel from its own callback is refused: no-op. */
+	tw_wheel_destroy(wheel);
+}
+
+static void test_advance_from_callback_is_busy(void **state)
+{
+	(void)state;
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	struct tw_timer t;
+	tw_timer_init(&t, reenter);
+	tw_add(wheel, &t, TICK);
+	now = TICK;
+	assert_int_equal(tw_advance(wheel, now), 1);
+	assert_int_equal(reentry_result, -EBUSY);
+	assert_int_equal(tw_now(wheel), TICK);
+	assert_wheel_sound(wheel);
+	tw_wheel_destroy(wheel);
+}
+
+/* Order: timers due in one advance fire in the order of their ticks. */
+static uint64_t last_fired_tick;
+static int out_of_order;
+static void ordered(struct tw_timer *t)
+{
+	uint64_t tick = test_round_up(t->expires, TICK);
+	if (tick < last_fired_tick)
+		out_of_order++;
+	last_fired_tick = tick;
+}
+
+static void test_fire_in_tick_order(void **state)
+{
+	(void)state;
+	uint64_t rng = test_seed();
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	enum { N = 20000 };
+	static struct tw_timer timers[N];
+	for (int i = 0; i < N; i++) {
+		tw_timer_init(&timers[i], ordered);
+		tw_add(wheel, &timers[i], 1 + test_rand(&rng) % (3600 * 1000 * TICK));
+	}
+	last_fired_tick = 0;
+	assert_int_equal(tw_advance(wheel, 3600 * 1000 * TICK), N);
+	assert_int_equal(out_of_order, 0);
+	tw_wheel_destroy(wheel);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cancel_other_in_same_bucket),
+		cmocka_unit_test(test_rearm_self),
+		cmocka_unit_test(test_free_self),
+		cmocka_unit_test(test_arm_due_now_fires_next_advance),
+		cmocka_unit_test(test_advance_from_callback_is_busy),
+		cmocka_unit_test(test_fire_in_tick_order),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+//
+// Differential test: the wheel against a reference model that any reader can
+// check by eye, an ordered multimap from firing tick to timer. Random
+// operations (add, mod, del, periodic timers, advances by steps from zero to
+// huge jumps, and callbacks that re-arm, cancel and arm) run on both; in
+// every advance exactly the timers the model says must fire, in tick order,
+// and tw_check holds after every step.
+//
+// Usage: test_diff [operations [check_every]]  (default 1000000 1); the soak
+// runs 10^8 or more with a sparser check. TW_SEED picks the seed.
+#include <map>
+#include <vector>
+
+extern "C" {
+#include "common.h"
+}
+
+namespace {
+
+struct geometry {
+	uint64_t tick;
+	unsigned slot_bits;
+};
+
+const geometry geometries[] = {
+	{ 1000000, 6 }, { 1, 1 }, { 1, 6 }, { 7, 3 }, { 1000000000, 2 }, { 3, 5 }, { 1000, 4 }, { 999983, 1 },
+};
+
+enum { N = 256 }; // timers per run: small enough for tw_check after every op
+
+struct slot {
+	tw_periodic p; // p.timer is the timer; p.period is 0 for one-shots
+	int id;
+	bool armed;                                 // the model's view
+	std::multimap<uint64_t, int>::iterator pos; // valid while armed
+};
+
+struct model {
+	tw_wheel *w;
+	uint64_t tick;
+	uint64_t now;
+	slot timers[N];
+	// key: the tick at which the model says the timer fires; timers armed
+	// already expired use key 0, "the next advance".
+	std::multimap<uint64_t, int> armed;
+	// timers the model expects in the advance under way, not yet fired
+	std::vector<char> expected;
+	uint64_t last_fired_key;
+	uint64_t fired_total;
+	uint64_t *rng;
+	bool in_advance;
+};
+
+model M;
+
+uint64_t round_up_tick(uint64_t e, uint64_t tick)
+{
+	return e / tick + (e % tick != 0);
+}
+
+uint64_t now_tick(uint64_t now, uint64_t tick)
+{
+	return now == UINT64_MAX ? round_up_tick(UINT64_MAX, tick) : now / tick;
+}
+
+void model_arm(slot &s, uint64_t e)
+{
+	uint64_t key = e <= M.now ? 0 : round_up_tick(e, M.tick);
+	s.pos = M.armed.emplace(key, s.id);
+	s.armed = true;
+}
+
+void model_disarm(slot &s)
+{
+	if (!s.armed)
+		return;
+	M.armed.erase(s.pos);
+	s.armed = false;
+	M.expected[s.id] = 0; // a cancelled or re-armed timer must not fire now
+}
+
+// Expiries spread over every scale: past, same tick, near, far, and the
+// last nanoseconds of 64-bit time.
+uint64_t saturating_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t random_expiry()
+{
+	uint64_t r = test_rand(M.rng);
+	uint64_t base = M.now;
+	uint64_t x = test_rand(M.rng);
+	switch (r % 8) {
+	case 0: { // already expired
+		uint64_t back = base < 5 * M.tick ? base : 5 * M.tick;
+		return base - (back ? x % back : 0);
+	}
+	case 1: // within a tick or two
+		return saturating_add(base, x % (2 * M.tick));
+	case 2:
+	case 3:
+		return saturating_add(base, x % (100 * M.tick));
+	case 4:
+		return saturating_add(base, x % (uint64_t{1} << 20) * M.tick);
+	case 5: // anywhere up to the end of time
+		return base + (UINT64_MAX - base ? x % (UINT64_MAX - base) : 0);
+	case 6: // the last ticks of 64-bit time
+		return UINT64_MAX - x % (3 * M.tick);
+	default:
+		return saturating_add(base, x % (uint64_t{1} << (r % 60)));
+	}
+}
+
+
+void on_fire(tw_timer *t)
+{
+	slot &s = *tw_container_of(tw_container_of(t, tw_periodic, timer), slot, p);
+	assert_true(M.in_advance);
+	assert_true(s.armed);
+	assert_true(M.expected[s.id]); // the model says it fires in this advance
+	M.expected[s.id] = 0;
+	M.fired_total++;
+	assert_true(t->expires <= M.now || s.p.period);
+
+	// Tick order within an advance (key 0, already expired, comes first).
+	uint64_t key = s.pos->first;
+	assert_true(key >= M.last_fired_key);
+	M.last_fired_key = key;
+	M.armed.erase(s.pos);
+	s.armed = false;
+
+	if (s.p.period) {
+		// The wheel re-armed it before calling us: mirror that.
+		assert_true(tw_pending(t));
+		model_arm(s, t->expires);
+		assert_true(t->expires > M.now || t->expires == UINT64_MAX);
+	} else {
+		assert_false(tw_pending(t));
+	}
+
+	// Callbacks that act on the wheel, as real programs do.
+	uint64_t r = test_rand(M.rng) % 16;
+	if (r == 0 && !s.p.period) {
+		uint64_t e = random_expiry();
+		assert_int_equal(tw_mod(M.w, t, e), 0);
+		model_arm(s, e);
+	} else if (r == 1) {
+		slot &o = M.timers[test_rand(M.rng) % N];
+		assert_int_equal(tw_del(M.w, &o.p.timer), o.armed ? 1 : 0);
+		model_disarm(o);
+	} else if (r == 2) {
+		slot &o = M.timers[test_rand(M.rng) % N];
+		uint64_t e = random_expiry();
+		assert_int_equal(tw_mod(M.w, &o.p.timer, e), o.armed ? 1 : 0);
+		model_disarm(o);
+		model_arm(o, e);
+	} else if (r == 3) {
+		assert_int_equal(tw_advance(M.w, M.now + 1), -EBUSY);
+	}
+}
+
+void do_advance(uint64_t to)
+{
+	if (to < M.now) {
+		assert_int_equal(tw_advance(M.w, to), 0);
+		return;
+	}
+	M.now = to;
+	uint64_t limit = now_tick(to, M.tick);
+	size_t expect = 0;
+	for (auto it = M.armed.begin(); it != M.armed.end() && it->first <= limit; ++it) {
+		M.expected[it->second] = 1;
+		expect++;
+	}
+	M.last_fired_key = 0;
+	M.in_advance = true;
+	uint64_t before = M.fired_total;
+	int fired = tw_advance(M.w, to);
+	M.in_advance = false;
+	assert_true(fired >= 0);
+	assert_int_equal((uint64_t)fired, M.fired_total - before);
+	for (int i = 0; i < N; i++)
+		if (M.expected[i]) {
+			unsigned level = 0, slot = 0;
+			int where = tw_timer_bucket(M.w, &M.timers[i].p.timer, &level, &slot);
+			tw_dump(M.w, stderr, false);
+			fail_msg("timer %d (expires %llu, key %llu, bucket %d: level %u slot %u, tick %llu) did not "
+				 "fire at now %llu",
+				 i, (unsigned long long)M.timers[i].p.timer.expires,
+				 (unsigned long long)M.timers[i].pos->first, where, level, slot,
+				 (unsigned long long)M.tick, (unsigned long long)to);
+		}
+	assert_true((size_t)fired <= expect);
+}
+
+uint64_t random_step()
+{
+	uint64_t r = test_rand(M.rng);
+	uint64_t step;
+	switch (r % 10) {
+	case 0:
+		step = 0;
+		break;
+	case 1:
+	case 2:
+	case 3:
+		step = test_rand(M.rng) % (3 * M.tick);
+		break;
+	case 4:
+	case 5: {
+		uint64_t next = tw_next_expiry(M.w);
+		step = next == UINT64_MAX ? M.tick : next - M.now;
+		break;
+	}
+	case 6:
+		step = test_rand(M.rng) % (M.tick << 12);
+		break;
+	case 7: // a huge jump
+		step = test_rand(M.rng) >> (r % 64);
+		break;
+	case 8: // backwards: a no-op
+		return M.now ? M.now - 1 - test_rand(M.rng) % M.now : 0;
+	default:
+		step = test_rand(M.rng) % (64 * M.tick);
+		break;
+	}
+	return saturating_add(M.now, step);
+}
+
+void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
+{
+	tw_config cfg = { g.tick, g.slot_bits };
+	M.tick = g.tick;
+	M.now = test_rand(rng) >> (test_rand(rng) % 64);
+	M.rng = rng;
+	M.armed.clear();
+	M.expected.assign(N, 0);
+	assert_int_equal(tw_wheel_create(&M.w, &cfg, M.now), 0);
+	for (int i = 0; i < N; i++) {
+		slot &s = M.timers[i];
+		s.id = i;
+		s.armed = false;
+		if (i % 8 == 0)
+			tw_periodic_init(&s.p, on_fire, 1 + test_rand(rng) % (1000 * g.tick));
+		else {
+			tw_timer_init(&s.p.timer, on_fire);
+			s.p.period = 0;
+		}
+	}
+
+	for (uint64_t op = 0; op < ops; op++) {
+		slot &s = M.timers[test_rand(rng) % N];
+		uint64_t r = test_rand(rng) % 100;
+		if (r < 30) {
+			uint64_t e = random_expiry();
+			assert_int_equal(tw_add(M.w, &s.p.timer, e), s.armed ? -EBUSY : 0);
+			if (!s.armed)
+				model_arm(s, e);
+		} else if (r < 50) {
+			uint64_t e = random_expiry();
+			assert_int_equal(tw_mod(M.w, &s.p.timer, e), s.armed ? 1 : 0);
+			model_disarm(s);
+			model_arm(s, e);
+		} else if (r < 65) {
+			assert_int_equal(tw_del(M.w, &s.p.timer), s.armed ? 1 : 0);
+			model_disarm(s);
+		} else {
+			do_advance(random_step());
+		}
+		assert_int_equal(tw_count(M.w), M.armed.size());
+		if (op % check_every == 0)
+			assert_int_equal(tw_check(M.w), 0);
+	}
+	// Drain: everything armed fires by the end of time, nothing is lost.
+	do_advance(UINT64_MAX);
+	do_advance(UINT64_MAX);
+	for (int i = 0; i < N; i++)
+		if (M.timers[i].p.period) {
+			assert_int_equal(tw_del(M.w, &M.timers[i].p.timer), M.timers[i].armed ? 1 : 0);
+			model_disarm(M.timers[i]);
+		}
+	while (!M.armed.empty())
+		do_advance(UINT64_MAX);
+	assert_int_equal(tw_count(M.w), 0);
+	assert_int_equal(tw_check(M.w), 0);
+	tw_wheel_destroy(M.w);
+}
+
+uint64_t total_ops = 1000000;
+uint64_t check_every = 1;
+
+void test_differential(void **)
+{
+	uint64_t rng = test_seed();
+	const size_t ngeo = sizeof(geometries) / sizeof(geometries[0]);
+	for (size_t g = 0; g < ngeo; g++)
+		run(geometries[g], total_ops / ngeo, check_every, &rng);
+	fprintf(stderr, "# %llu operations, %llu timers fired, against the model: no divergence\n",
+		(unsigned long long)total_ops, (unsigned long long)M.fired_total);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		total_ops = strtoull(argv[1], nullptr, 0);
+	if (argc > 2)
+		check_every = strtoull(argv[2], nullptr, 0);
+	if (check_every == 0)
+		check_every = 1;
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(test_differential),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The firing guarantees under random schedules: every timer fires exactly
+ * once, never before its expiry, and in the first advance that reaches its
+ * expiry rounded up to a tick (so at most one tick late). Precision must
+ * not degrade with distance: hours, years and the end of 64-bit time.
+ */
+#include "common.h"
+
+struct probe {
+	struct tw_timer timer;
+	unsigned fired;
+};
+
+static uint64_t cur_now, prev_now, cur_tick;
+static unsigned long long early, late;
+
+/* Fired in the advance to cur_now, after one to prev_now: that advance must
+ * be the first whose now reached the expiry rounded up to a tick. */
+static void check_on_time(struct tw_timer *t)
+{
+	struct probe *p = tw_container_of(t, struct probe, timer);
+	p->fired++;
+	if (t->expires > cur_now)
+		early++;
+	if (test_round_up(t->expires, cur_tick) <= prev_now)
+		late++;
+}
+
+static void advance(struct tw_wheel *w, uint64_t now)
+{
+	prev_now = cur_now;
+	cur_now = now;
+	assert_true(tw_advance(w, now) >= 0);
+}
+
+struct geometry {
+	uint64_t tick;
+	unsigned slot_bits;
+};
+
+static const struct geometry geometries[] = {
+	{ 1000000, 6 }, { 1, 6 }, { 1, 1 }, { 7, 3 }, { 1000, 4 }, { 1000000000, 2 }, { 3, 5 },
+};
+
+static void test_never_early_never_late(void **state)
+{
+	(void)state;
+	uint64_t rng = test_seed();
+	enum { N = 3000 };
+	static struct probe probes[N];
+
+	for (size_t g = 0; g < sizeof(geometries) / sizeof(geometries[0]); g++) {
+		struct tw_config cfg = { geometries[g].tick, geometries[g].slot_bits };
+		uint64_t start = test_rand(&rng) >> 8;
+		struct tw_wheel *w;
+		assert_int_equal(tw_wheel_create(&w, &cfg, start), 0);
+		cur_now = prev_now = start;
+		cur_tick = cfg.tick_ns;
+		early = late = 0;
+
+		/* Distances from a few ticks to 2^40 ticks, log-uniform, kept
+		 * below 2^62 ns so that start + distance cannot wrap. */
+		unsigned tick_bits = 64 - (unsigned)__builtin_clzll(cfg.tick_ns);
+		unsigned max_bits = 62 - tick_bits < 40 ? 62 - tick_bits : 40;
+		for (int i = 0; i < N; i++) {
+			tw_timer_init(&probes[i].timer, check_on_time);
+			probes[i].fired = 0;
+			uint64_t span = (uint64_t)1 << (test_rand(&rng) % (max_bits + 1));
+			uint64_t ticks = 1 + test_rand(&rng) % span;
+			assert_int_equal(tw_add(w, &probes[i].timer, start + ticks * cfg.tick_ns - test_rand(&rng) % cfg.tick_ns), 0);
+		}
+		assert_wheel_sound(w);
+
+		/* Steps from a fraction of a tick to 2^36 ticks, and often to the
+		 * next expiry exactly, as an event loop does. */
+		while (tw_count(w) > 0) {
+			uint64_t r = test_rand(&rng);
+			uint64_t next = tw_next_expiry(w);
+			assert_true(next >= cur_now);
+			uint64_t step;
+			if (r % 3 == 0)
+				step = next - cur_now;
+			else
+				step = test_rand(&rng) % (cfg.tick_ns << (r % (max_bits - 3)));
+			advance(w, cur_now + step);
+			if (r % 16 == 0)
+				assert_wheel_sound(w);
+		}
+		assert_wheel_sound(w);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(probes[i].fired, 1);
+		assert_int_equal(early, 0);
+		assert_int_equal(late, 0);
+		tw_wheel_destroy(w);
+	}
+}
+
+/* One timer at a great distance, reached in big jumps: not at one tick
+ * before its expiry, and at its expiry rounded up. */
+static void check_distance(const struct geometry *g, uint64_t start, uint64_t expires)
+{
+	struct tw_config cfg = { g->tick, g->slot_bits };
+	struct tw_wheel *w;
+	struct probe p = { .fired = 0 };
+	assert_int_equal(tw_wheel_create(&w, &cfg, start), 0);
+	tw_timer_init(&p.timer, check_on_time);
+	cur_now = prev_now = start;
+	cur_tick = g->tick;
+	early = late = 0;
+	assert_int_equal(tw_add(w, &p.timer, expires), 0);
+
+	uint64_t due = test_round_up(expires, g->tick);
+	uint64_t jumps[] = { start + (expires - start) / 2, expires - g->tick, expires - 1 };
+	for (size_t i = 0; i < 3; i++) {
+		if (jumps[i] < cur_now || jumps[i] >= expires)
+			continue;
+		advance(w, jumps[i]);
+		assert_wheel_sound(w);
+	}
+	/* Still armed until the rounded-up expiry, when the tick ends before it. */
+	if (due > expires && expires - 1 >= cur_now) {
+		advance(w, expires - 1 < due - 1 ? due - 1 : expires - 1);
+		assert_int_equal(p.fired, 0);
+	}
+	advance(w, due);
+	assert_int_equal(p.fired, 1);
+	assert_int_equal(early, 0);
+	assert_true(due - expires < g->tick);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+static void test_precision_at_distance(void **state)
+{
+	(void)state;
+	const uint64_t hour = 3600ull * 1000000000ull;
+	const uint64_t year = 365ull * 24 * hour;
+	const uint64_t start = 12345678901ull;
+	for (size_t g = 0; g < sizeof(geometries) / sizeof(geometries[0]); g++) {
+		check_distance(&geometries[g], start, start + hour);
+		check_distance(&geometries[g], start, start + 10 * hour + 1);
+		check_distance(&geometries[g], start, start + year + 7);
+		check_distance(&geometries[g], start, UINT64_MAX - 123456789);
+		check_distance(&geometries[g], start, UINT64_MAX - 1);
+		check_distance(&geometries[g], start, UINT64_MAX);
+		check_distance(&geometries[g], UINT64_MAX - 5000, UINT64_MAX - 10);
+	}
+}
+
+/* An advance across ten hours with only a far timer armed touches no
+ * timer: it jumps through the bitmaps rather than ticking. */
+static void test_empty_stretches_are_free(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_config cfg = { 1000, 6 }; /* 1 us ticks: 3.6e10 ticks in 10 h */
+	assert_int_equal(tw_wheel_create(&w, &cfg, 0), 0);
+	struct probe p = { .fired = 0 };
+	tw_timer_init(&p.timer, check_on_time);
+	const uint64_t hour = 3600ull * 1000000000ull;
+	assert_int_equal(tw_add(w, &p.timer, 1000 * hour), 0);
+	for (uint64_t h = 1; h <= 10; h++)
+		assert_int_equal(tw_advance(w, h * hour), 0);
+	struct tw_stats st;
+	tw_get_stats(w, &st);
+	assert_int_equal(st.cascaded, 0);
+	assert_int_equal(st.advances, 10);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* tw_next_expiry is never later than the earliest firing time. */
+static void test_next_expiry_bound(void **state)
+{
+	(void)state;
+	uint64_t rng = test_seed() + 1;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	assert_int_equal(tw_next_expiry(w), UINT64_MAX);
+	enum { N = 500 };
+	static struct probe probes[N];
+	uint64_t earliest = UINT64_MAX;
+	for (int i = 0; i < N; i++) {
+		tw_timer_init(&probes[i].timer, check_on_time);
+		uint64_t e = 1 + test_rand(&rng) % (1ull << (1 + test_rand(&rng) % 50));
+		tw_add(w, &probes[i].timer, e);
+		uint64_t due = test_round_up(e, TW_DEFAULT_TICK_NS);
+		if (due < earliest)
+			earliest = due;
+		assert_true(tw_next_expiry(w) <= earliest);
+	}
+	/* A past expiry is due now. */
+	struct probe past;
+	tw_timer_init(&past.timer, check_on_time);
+	tw_advance(w, 0);
+	cur_now = 0;
+	tw_add(w, &past.timer, 0);
+	assert_int_equal(tw_next_expiry(w), 0);
+	tw_wheel_destroy(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_never_early_never_late),
+		cmocka_unit_test(test_precision_at_distance),
+		cmocka_unit_test(test_empty_stretches_are_free),
+		cmocka_unit_test(test_next_expiry_bound),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
