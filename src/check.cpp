@@ -62,29 +62,33 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 {
 	size_t index = (static_cast<size_t>(level) << w->slot_bits) | slot;
 	bool bit = w->occupied[level] >> slot & 1;
-	if (bit != (w->slots[index] != nullptr))
-		return broken("level %u slot %u: bitmap says %s, list says %s", level, slot,
-			      bit ? "occupied" : "empty", w->slots[index] ? "occupied" : "empty");
-	tw_timer *const *pprev = &w->slots[index];
-	for (const tw_timer *t = w->slots[index]; t; t = t->tw__next) {
-		if (int err = check_timer(w, t, pprev))
-			return err;
-		if (t->tw__where != tw::where_slot0 + index)
-			return broken("timer %p in level %u slot %u has where=%u", (const void *)t, level,
-				      slot, t->tw__where);
-		uint64_t exp_tick = w->tick_of_expiry(t->expires);
-		if (exp_tick <= w->now_tick)
-			return broken("timer %p (tick %llu) is in the wheel at clock tick %llu: missed",
-				      (const void *)t, (unsigned long long)exp_tick,
-				      (unsigned long long)w->now_tick);
-		unsigned want_level = w->calc_wheel_level(exp_tick);
-		unsigned want_slot = tw::calc_wheel_slot(exp_tick, want_level, w->slot_bits, w->slot_mask);
-		if (want_level != level || want_slot != slot)
-			return broken("timer %p (tick %llu) is in level %u slot %u, belongs in level %u slot %u",
-				      (const void *)t, (unsigned long long)exp_tick, level, slot, want_level,
-				      want_slot);
-		pprev = &t->tw__next;
-		++*count;
+	if (bit == w->slot_empty(index))
+		return broken("level %u slot %u: bitmap says %s, lists say %s", level, slot,
+			      bit ? "occupied" : "empty", bit ? "empty" : "occupied");
+	for (unsigned lane = 0; lane < tw::lanes; lane++) {
+		tw_timer *const *pprev = &w->slot_heads(index)[lane];
+		for (const tw_timer *t = *pprev; t; t = t->tw__next) {
+			if (int err = check_timer(w, t, pprev))
+				return err;
+			if (t->tw__where != tw::where_slot0 + index)
+				return broken("timer %p in level %u slot %u has where=%u", (const void *)t,
+					      level, slot, t->tw__where);
+			uint64_t exp_tick = w->tick_of_expiry(t->expires);
+			if (exp_tick <= w->now_tick)
+				return broken("timer %p (tick %llu) is in the wheel at clock tick %llu: missed",
+					      (const void *)t, (unsigned long long)exp_tick,
+					      (unsigned long long)w->now_tick);
+			unsigned want_level = w->calc_wheel_level(exp_tick);
+			unsigned want_slot =
+				tw::calc_wheel_slot(exp_tick, want_level, w->slot_bits, w->slot_mask);
+			if (want_level != level || want_slot != slot)
+				return broken("timer %p (tick %llu) is in level %u slot %u, belongs in level %u "
+					      "slot %u",
+					      (const void *)t, (unsigned long long)exp_tick, level, slot,
+					      want_level, want_slot);
+			pprev = &t->tw__next;
+			++*count;
+		}
 	}
 	return 0;
 }

@@ -16,6 +16,14 @@ size_t list_length(const tw_timer *t)
 	return n;
 }
 
+size_t slot_length(tw_timer *const *heads)
+{
+	size_t n = 0;
+	for (unsigned lane = 0; lane < tw::lanes; lane++)
+		n += list_length(heads[lane]);
+	return n;
+}
+
 void dump_expiries(const tw_timer *t, FILE *out)
 {
 	for (; t; t = t->tw__next)
@@ -39,10 +47,10 @@ void tw_wheel::dump(FILE *out, bool verbose) const
 		unsigned clock_digit = tw::calc_wheel_slot(now_tick, level, slot_bits, slot_mask);
 		unsigned long long width = 1ull << (level * slot_bits);
 		fprintf(out, "  level %-2u slot = %llu tick%s: ", level, width, width == 1 ? "" : "s");
-		const tw_timer *const *row = slots + (static_cast<size_t>(level) << slot_bits);
+		size_t row = static_cast<size_t>(level) << slot_bits;
 		if (slots_per_level <= 16) {
 			for (unsigned s = 0; s < slots_per_level; s++) {
-				size_t n = list_length(row[s]);
+				size_t n = slot_length(slot_heads(row + s));
 				char mark = s == clock_digit ? '>' : ' ';
 				if (n)
 					fprintf(out, "[%c%2zu]", mark, n);
@@ -54,16 +62,17 @@ void tw_wheel::dump(FILE *out, bool verbose) const
 			if (!occupied[level])
 				fprintf(out, " empty");
 			for (unsigned s = 0; s < slots_per_level; s++)
-				if (row[s])
-					fprintf(out, " slot %u: %zu", s, list_length(row[s]));
+				if (occupied[level] >> s & 1)
+					fprintf(out, " slot %u: %zu", s, slot_length(slot_heads(row + s)));
 		}
 		fputc('\n', out);
 		if (verbose)
 			for (unsigned s = 0; s < slots_per_level; s++)
-				if (row[s]) {
+				if (occupied[level] >> s & 1) {
 					fprintf(out, "    slot %u (due at tick %llu):\n", s,
 						(unsigned long long)tw::calc_slot_start(now_tick, level, s, slot_bits));
-					dump_expiries(row[s], out);
+					for (unsigned lane = 0; lane < tw::lanes; lane++)
+						dump_expiries(slot_heads(row + s)[lane], out);
 				}
 	}
 }

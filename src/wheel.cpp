@@ -64,9 +64,9 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	uint64_t last_tick = UINT64_MAX / tick_ns + (UINT64_MAX % tick_ns != 0);
 	unsigned bits = tw::bit_width(last_tick);
 	unsigned levels = (bits + slot_bits - 1) / slot_bits;
-	size_t nslots = static_cast<size_t>(levels) << slot_bits;
+	size_t nheads = (static_cast<size_t>(levels) << slot_bits) << tw::lane_bits;
 
-	size_t size = sizeof(tw_wheel) + levels * sizeof(uint64_t) + nslots * sizeof(tw_timer *);
+	size_t size = sizeof(tw_wheel) + levels * sizeof(uint64_t) + nheads * sizeof(tw_timer *);
 	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, size));
 	if (!w)
 		return -ENOMEM;
@@ -95,8 +95,8 @@ void tw_wheel::destroy()
 {
 	for (tw_timer *t = due.first; t; t = t->tw__next)
 		t->tw__where = tw::where_idle, t->tw__owner = 0;
-	size_t nslots = static_cast<size_t>(levels) << slot_bits;
-	for (size_t i = 0; i < nslots; i++)
+	size_t nheads = (static_cast<size_t>(levels) << slot_bits) << tw::lane_bits;
+	for (size_t i = 0; i < nheads; i++)
 		for (tw_timer *t = slots[i]; t; t = t->tw__next)
 			t->tw__where = tw::where_idle, t->tw__owner = 0;
 	free(this);
@@ -113,6 +113,15 @@ uint64_t tw_wheel::tick_of_now(uint64_t ns) const
 uint64_t tw_wheel::tick_of_expiry(uint64_t ns) const
 {
 	return ns / tick_ns + (ns % tick_ns != 0);
+}
+
+bool tw_wheel::slot_empty(size_t index) const
+{
+	tw_timer *const *heads = slot_heads(index);
+	for (unsigned lane = 0; lane < tw::lanes; lane++)
+		if (heads[lane])
+			return false;
+	return true;
 }
 
 uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
@@ -152,7 +161,7 @@ uint64_t tw_wheel::enqueue(tw_timer *t, uint64_t exp_tick)
 	unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
 	size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
 
-	tw::hlist_add_head(&slots[index], t);
+	tw::hlist_add_head(&slot_heads(index)[next_lane++ & (tw::lanes - 1)], t);
 	t->tw__where = static_cast<uint16_t>(tw::where_slot0 + index);
 	occupied[level] |= uint64_t{1} << slot;
 	level_mask |= uint64_t{1} << level;
@@ -185,7 +194,7 @@ void tw_wheel::unlink(tw_timer *t)
 	} else {
 		size_t index = t->tw__where - tw::where_slot0;
 		tw::hlist_del(t);
-		if (!slots[index]) {
+		if (slot_empty(index)) {
 			unsigned level = static_cast<unsigned>(index >> slot_bits);
 			occupied[level] &= ~(uint64_t{1} << (index & slot_mask));
 			if (!occupied[level])
@@ -263,14 +272,36 @@ int tw_wheel::del(tw_timer *t)
 	return 1;
 }
 
+// Walk a detached slot's lanes interleaved, calling `visit` on each timer.
+// The next timer of a lane is fetched as soon as the current one is read,
+// so the misses of all lanes overlap (see tw::lanes).
+template <typename Visit>
+static inline void walk_lanes(tw_timer **chains, Visit visit)
+{
+	unsigned active = tw::lanes;
+	for (;;) {
+		for (unsigned i = 0; i < active;) {
+			tw_timer *t = chains[i];
+			if (!t) {
+				chains[i] = chains[--active];
+				continue;
+			}
+			chains[i] = t->tw__next;
+			if (chains[i])
+				__builtin_prefetch(chains[i], 1);
+			visit(t);
+			i++;
+		}
+		if (!active)
+			return;
+	}
+}
+
 // Place a higher slot's timers again relative to the clock, which has just
 // reached that slot's start: each lands at a finer level, or is due.
-void tw_wheel::cascade(tw_timer *t)
+void tw_wheel::cascade(tw_timer **chains)
 {
-	while (t) {
-		tw_timer *next = t->tw__next;
-		if (next)
-			__builtin_prefetch(next);
+	walk_lanes(chains, [this](tw_timer *t) {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
 		if (exp_tick <= now_tick) {
 			due.append(t);
@@ -279,8 +310,15 @@ void tw_wheel::cascade(tw_timer *t)
 			enqueue(t, exp_tick);
 		}
 		stats.cascaded++;
-		t = next;
-	}
+	});
+}
+
+void tw_wheel::make_due(tw_timer **chains)
+{
+	walk_lanes(chains, [this](tw_timer *t) {
+		due.append(t);
+		t->tw__where = tw::where_due;
+	});
 }
 
 // Move the clock to `target_tick` one event at a time, cascading higher
@@ -296,21 +334,20 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 
 		now_tick = event;
 		size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
-		tw_timer *list = slots[index];
-		slots[index] = nullptr;
+		tw_timer **heads = slot_heads(index);
+		tw_timer *chains[tw::lanes];
+		for (unsigned lane = 0; lane < tw::lanes; lane++) {
+			chains[lane] = heads[lane];
+			heads[lane] = nullptr;
+		}
 		occupied[level] &= ~(uint64_t{1} << slot);
 		if (!occupied[level])
 			level_mask &= ~(uint64_t{1} << level);
 
-		if (level == 0) {
-			for (tw_timer *t = list, *next; t; t = next) {
-				next = t->tw__next;
-				due.append(t);
-				t->tw__where = tw::where_due;
-			}
-		} else {
-			cascade(list);
-		}
+		if (level == 0)
+			make_due(chains);
+		else
+			cascade(chains);
 	}
 	now_tick = target_tick;
 }

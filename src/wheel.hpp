@@ -30,6 +30,13 @@ constexpr uint8_t timer_magic = 0x7b;
 // Largest geometry: 1 ns ticks need 64 bits, at 1 bit per level.
 constexpr unsigned max_levels = 64;
 
+// Each slot is several independent hlists ("lanes"), filled in turn. A
+// cascade walks them interleaved, so the cache misses of up to `lanes`
+// chains are in flight at once instead of queueing one behind another: the
+// walk over a slot's timers is what decides the cost of expiry at scale.
+constexpr unsigned lane_bits = 2;
+constexpr unsigned lanes = 1u << lane_bits;
+
 } // namespace tw
 
 struct tw_wheel {
@@ -46,7 +53,8 @@ struct tw_wheel {
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
 	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
-	tw_timer **slots;      // levels << slot_bits hlist heads
+	tw_timer **slots;      // (levels << slot_bits) slots of `lanes` hlist heads each
+	unsigned next_lane;    // round-robin: the lane the next enqueued timer goes to
 	tw::tail_list due;     // timers whose time has come, in the order they came due
 	tw_timer *fresh;       // while running: the first due timer armed by a callback
 
@@ -74,13 +82,17 @@ struct tw_wheel {
 	uint64_t ns_of_tick(uint64_t tick) const;
 	unsigned calc_wheel_level(uint64_t exp_tick) const;
 	uint64_t next_event_tick() const;
+	tw_timer *const *slot_heads(size_t index) const { return slots + (index << tw::lane_bits); }
+	tw_timer **slot_heads(size_t index) { return slots + (index << tw::lane_bits); }
+	bool slot_empty(size_t index) const;
 
 private:
 	uint64_t arm(tw_timer *t, uint64_t expires);
 	uint64_t enqueue(tw_timer *t, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	void collect_expired_timers(uint64_t target_tick);
-	void cascade(tw_timer *list);
+	void cascade(tw_timer **chains);
+	void make_due(tw_timer **chains);
 	int run_expired_timers();
 	void notify_earlier(uint64_t when);
 	void notify_now(uint64_t when);
