@@ -291,9 +291,14 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  * tw_next_expiry - when the wheel next has work
  * @w: the wheel
  *
- * The start of the earliest non-empty bucket at any level, cascade points
- * included: never later than the earliest timer's firing time, and
- * tw_now() if a timer is already due. O(1) through occupancy bitmaps.
+ * The earliest moment a timer can fire: the first non-empty bucket of the
+ * lowest non-empty level (through occupancy bitmaps, O(1)), no earlier than
+ * the lower bound that bucket keeps on its timers' ticks. Never later than
+ * the earliest timer's firing time; exactly that time unless timers were
+ * cancelled since; tw_now() if a timer is already due. Cascades happen
+ * inside the advance that reaches this moment, so a loop that sleeps until
+ * it wakes only to fire timers (wake-ups without work come only from
+ * cancellations, and are counted in &tw_stats.idle_advances).
  *
  * Return: the time in ns, or UINT64_MAX if nothing is armed (or the
  * earliest timer fires only at UINT64_MAX, or @w is NULL).

@@ -65,6 +65,9 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 	if (bit == w->slot_empty(index))
 		return broken("level %u slot %u: bitmap says %s, lists say %s", level, slot,
 			      bit ? "occupied" : "empty", bit ? "empty" : "occupied");
+	if (w->slot_empty(index) && w->slot_min[index] != UINT64_MAX)
+		return broken("level %u slot %u: empty, but its lower bound is tick %llu", level, slot,
+			      (unsigned long long)w->slot_min[index]);
 	for (unsigned lane = 0; lane < tw::lanes; lane++) {
 		tw_timer *const *pprev = &w->slot_heads(index)[lane];
 		for (const tw_timer *t = *pprev; t; t = t->tw__next) {
@@ -78,6 +81,11 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 				return broken("timer %p (tick %llu) is in the wheel at clock tick %llu: missed",
 					      (const void *)t, (unsigned long long)exp_tick,
 					      (unsigned long long)w->now_tick);
+			if (exp_tick < w->slot_min[index])
+				return broken("timer %p (tick %llu) is earlier than its slot's lower bound %llu: "
+					      "a backend would sleep past it",
+					      (const void *)t, (unsigned long long)exp_tick,
+					      (unsigned long long)w->slot_min[index]);
 			unsigned want_level = w->calc_wheel_level(exp_tick);
 			unsigned want_slot =
 				tw::calc_wheel_slot(exp_tick, want_level, w->slot_bits, w->slot_mask);

@@ -66,7 +66,8 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	unsigned levels = (bits + slot_bits - 1) / slot_bits;
 	size_t nheads = (static_cast<size_t>(levels) << slot_bits) << tw::lane_bits;
 
-	size_t size = sizeof(tw_wheel) + levels * sizeof(uint64_t) + nheads * sizeof(tw_timer *);
+	size_t nslots = static_cast<size_t>(levels) << slot_bits;
+	size_t size = sizeof(tw_wheel) + (levels + nslots) * sizeof(uint64_t) + nheads * sizeof(tw_timer *);
 	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, size));
 	if (!w)
 		return -ENOMEM;
@@ -80,7 +81,10 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->now_tick = w->tick_of_now(now);
 	w->id = allocate_wheel_id();
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
-	w->slots = reinterpret_cast<tw_timer **>(w->occupied + levels);
+	w->slot_min = w->occupied + levels;
+	for (size_t i = 0; i < nslots; i++)
+		w->slot_min[i] = UINT64_MAX;
+	w->slots = reinterpret_cast<tw_timer **>(w->slot_min + nslots);
 	w->due.init();
 	w->notified = UINT64_MAX;
 	for (unsigned b = 0; b < 64; b++)
@@ -145,16 +149,31 @@ uint64_t tw_wheel::next_event_tick() const
 	return tw::calc_slot_start(now_tick, level, slot, slot_bits);
 }
 
+// The first timer can fire no earlier than the lower bound its slot keeps:
+// a backend sleeps until then, not until the slot's cascade point, and the
+// cascade happens inside the advance that reaches it. Most cascades then
+// cost no wake-up of their own.
+uint64_t tw_wheel::next_firing_tick() const
+{
+	if (!level_mask)
+		return UINT64_MAX;
+	unsigned level = tw::lsb64(level_mask);
+	unsigned slot = tw::lsb64(occupied[level]);
+	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
+	uint64_t bound = slot_min[(static_cast<size_t>(level) << slot_bits) | slot];
+	return bound > start ? bound : start;
+}
+
 uint64_t tw_wheel::next_expiry() const
 {
 	if (due.first)
 		return now_ns;
-	uint64_t tick = next_event_tick();
+	uint64_t tick = next_firing_tick();
 	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
 }
 
 // Put a timer whose tick lies after the clock into its slot. Returns the
-// tick at which that slot comes due.
+// earliest tick at which that slot can fire a timer (see next_firing_tick).
 uint64_t tw_wheel::enqueue(tw_timer *t, uint64_t exp_tick)
 {
 	unsigned level = calc_wheel_level(exp_tick);
@@ -162,10 +181,13 @@ uint64_t tw_wheel::enqueue(tw_timer *t, uint64_t exp_tick)
 	size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
 
 	tw::hlist_add_head(&slot_heads(index)[next_lane++ & (tw::lanes - 1)], t);
+	if (exp_tick < slot_min[index])
+		slot_min[index] = exp_tick;
 	t->tw__where = static_cast<uint16_t>(tw::where_slot0 + index);
 	occupied[level] |= uint64_t{1} << slot;
 	level_mask |= uint64_t{1} << level;
-	return tw::calc_slot_start(now_tick, level, slot, slot_bits);
+	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
+	return slot_min[index] > start ? slot_min[index] : start;
 }
 
 // Arm an idle timer. Returns when the wheel will look at it next (ns).
@@ -195,6 +217,7 @@ void tw_wheel::unlink(tw_timer *t)
 		size_t index = t->tw__where - tw::where_slot0;
 		tw::hlist_del(t);
 		if (slot_empty(index)) {
+			slot_min[index] = UINT64_MAX;
 			unsigned level = static_cast<unsigned>(index >> slot_bits);
 			occupied[level] &= ~(uint64_t{1} << (index & slot_mask));
 			if (!occupied[level])
@@ -250,6 +273,10 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 		size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
 		if (t->tw__where == tw::where_slot0 + index) {
 			t->expires = expires;
+			if (exp_tick < slot_min[index]) {
+				slot_min[index] = exp_tick;
+				notify_earlier(ns_of_tick(next_firing_tick()));
+			}
 			stats.armed++;
 			return 1;
 		}
@@ -343,6 +370,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 		occupied[level] &= ~(uint64_t{1} << slot);
 		if (!occupied[level])
 			level_mask &= ~(uint64_t{1} << level);
+		slot_min[index] = UINT64_MAX;
 
 		if (level == 0)
 			make_due(chains);

@@ -54,6 +54,7 @@ struct tw_wheel {
 	uint64_t level_mask;   // bit l: level l has an occupied slot
 	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
 	tw_timer **slots;      // (levels << slot_bits) slots of `lanes` hlist heads each
+	uint64_t *slot_min;    // per slot: no timer in it has an earlier tick (UINT64_MAX if empty)
 	unsigned next_lane;    // round-robin: the lane the next enqueued timer goes to
 	tw::tail_list due;     // timers whose time has come, in the order they came due
 	tw_timer *fresh;       // while running: the first due timer armed by a callback
@@ -82,6 +83,7 @@ struct tw_wheel {
 	uint64_t ns_of_tick(uint64_t tick) const;
 	unsigned calc_wheel_level(uint64_t exp_tick) const;
 	uint64_t next_event_tick() const;
+	uint64_t next_firing_tick() const;
 	tw_timer *const *slot_heads(size_t index) const { return slots + (index << tw::lane_bits); }
 	tw_timer **slot_heads(size_t index) { return slots + (index << tw::lane_bits); }
 	bool slot_empty(size_t index) const;

@@ -200,6 +200,42 @@ static void test_next_expiry_bound(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* A loop that sleeps until tw_next_expiry wakes only to fire: the wheel
+ * reports the earliest firing a slot can hold, not its cascade point, and
+ * cascades inside the advance that reaches it. Without cancellations no
+ * wake-up is wasted. */
+static void test_no_wasted_wakeups(void **state)
+{
+	(void)state;
+	uint64_t rng = test_seed() + 2;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	enum { N = 5000 };
+	static struct probe probes[N];
+	cur_now = prev_now = 0;
+	cur_tick = TW_DEFAULT_TICK_NS;
+	early = late = 0;
+	const uint64_t hour = 3600ull * 1000000000ull;
+	struct probe far = { .fired = 0 };
+	tw_timer_init(&far.timer, check_on_time);
+	tw_add(w, &far.timer, 10 * hour + 5);
+	assert_int_equal(tw_next_expiry(w), 10 * hour + TW_DEFAULT_TICK_NS);
+	for (int i = 0; i < N; i++) {
+		tw_timer_init(&probes[i].timer, check_on_time);
+		probes[i].fired = 0;
+		tw_add(w, &probes[i].timer, 1 + test_rand(&rng) % hour);
+	}
+	while (tw_count(w) > 0)
+		advance(w, tw_next_expiry(w));
+	struct tw_stats st;
+	tw_get_stats(w, &st);
+	assert_int_equal(st.idle_advances, 0);
+	assert_true(st.cascaded > 0);
+	assert_int_equal(early + late, 0);
+	assert_int_equal(far.fired, 1);
+	tw_wheel_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_precision_at_distance),
 		cmocka_unit_test(test_empty_stretches_are_free),
 		cmocka_unit_test(test_next_expiry_bound),
+		cmocka_unit_test(test_no_wasted_wakeups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
