@@ -184,8 +184,13 @@ TW_API int tw_wheel_create(struct tw_wheel **out, const struct tw_config *cfg, u
  * @w: the wheel, or NULL (then nothing happens)
  *
  * Timers still armed become idle (tw_pending() is false) and are never
- * called. Must not be called from one of @w's callbacks: there it does
- * nothing (the wheel is still in use).
+ * called; their memory may be released right after this call.
+ *
+ * From inside one of @w's callbacks, the same happens at once, but the
+ * memory is released when that callback returns: no further callback of
+ * @w runs in that advance, tw_advance() then returns, and the program must
+ * not use @w again (as the callback cannot tell, tw_add() and tw_mod() on
+ * @w return -EINVAL until it returns).
  */
 TW_API void tw_wheel_destroy(struct tw_wheel *w);
 
@@ -218,9 +223,9 @@ TW_API int tw_periodic_init(struct tw_periodic *p, void (*fn)(struct tw_timer *t
  *
  * O(1).
  *
- * Return: 0, -EINVAL if @w or @t is NULL or @t was not initialised with
- * tw_timer_init() (or has no callback), -EBUSY if @t is already armed (on
- * this wheel or another).
+ * Return: 0, -EINVAL if @w or @t is NULL, @t was not initialised with
+ * tw_timer_init() (or has no callback), or @w was destroyed from the
+ * running callback; -EBUSY if @t is already armed (on this wheel or another).
  */
 TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
 
@@ -231,7 +236,8 @@ TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * @expires: the new expiry, absolute ns
  *
  * Return: 1 if @t was armed before, 0 if it was idle, -EINVAL if @w or @t
- * is NULL, @t was not initialised, or @t is armed on another wheel.
+ * is NULL, @t was not initialised, @t is armed on another wheel, or @w was
+ * destroyed from the running callback.
  */
 TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
 

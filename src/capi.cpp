@@ -20,7 +20,7 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 
 TW_API void tw_wheel_destroy(tw_wheel *w)
 {
-	if (w && !w->running)
+	if (w && !w->dying)
 		w->destroy();
 }
 

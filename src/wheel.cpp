@@ -93,17 +93,39 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	return 0;
 }
 
-// Armed timers are left idle, not unlinked one by one: the lists die with
-// the wheel, and a timer's own fields are all that tw_pending() reads.
-void tw_wheel::destroy()
+// Every armed timer becomes idle and the wheel empty. The lists are
+// dropped whole rather than unlinked timer by timer: a timer's own fields
+// are all that tw_pending() reads.
+void tw_wheel::idle_all_timers()
 {
 	for (tw_timer *t = due.first; t; t = t->tw__next)
 		t->tw__where = tw::where_idle, t->tw__owner = 0;
-	size_t nheads = (static_cast<size_t>(levels) << slot_bits) << tw::lane_bits;
-	for (size_t i = 0; i < nheads; i++)
+	due.init();
+	fresh = nullptr;
+	size_t nslots = static_cast<size_t>(levels) << slot_bits;
+	for (size_t i = 0; i < nslots << tw::lane_bits; i++) {
 		for (tw_timer *t = slots[i]; t; t = t->tw__next)
 			t->tw__where = tw::where_idle, t->tw__owner = 0;
-	free(this);
+		slots[i] = nullptr;
+	}
+	for (size_t i = 0; i < nslots; i++)
+		slot_min[i] = UINT64_MAX;
+	for (unsigned level = 0; level < levels; level++)
+		occupied[level] = 0;
+	level_mask = 0;
+	count = 0;
+}
+
+// From inside a callback the wheel is still in use by tw_advance, which
+// frees it once the callback returns; its timers are idle at once, so the
+// program may release their memory right away.
+void tw_wheel::destroy()
+{
+	idle_all_timers();
+	if (running)
+		dying = true;
+	else
+		free(this);
 }
 
 // The clock's tick for a time: rounded down, except that UINT64_MAX reaches
@@ -251,12 +273,16 @@ int tw_wheel::add(tw_timer *t, uint64_t expires)
 {
 	if (t->tw__where != tw::where_idle)
 		return -EBUSY;
+	if (dying)
+		return -EINVAL;
 	notify_earlier(arm(t, expires));
 	return 0;
 }
 
 int tw_wheel::mod(tw_timer *t, uint64_t expires)
 {
+	if (dying)
+		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
 		notify_earlier(arm(t, expires));
 		return 0;
@@ -415,6 +441,10 @@ int tw_wheel::advance(uint64_t now)
 	collect_expired_timers(tick_of_now(now));
 	now_ns = now;
 	int fired = run_expired_timers();
+	if (dying) {
+		free(this);
+		return fired;
+	}
 
 	stats.advances++;
 	if (fired == 0)
