@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * timerwheel-uv: a timer wheel on a libuv loop, driven by one uv_timer_t.
+ *
+ * tw_uv_init() creates a wheel and attaches it to a loop. The program then
+ * arms, re-arms and cancels its timers with tw_add(), tw_mod() and tw_del()
+ * on tw_uv_wheel(); the backend keeps its single uv_timer_t armed for the
+ * wheel's next expiry and runs the wheel when it fires. Arming a timer later
+ * than the earliest one makes no libuv call at all.
+ *
+ * Clock. Expiries are absolute nanoseconds of uv_hrtime(), which is
+ * CLOCK_MONOTONIC on Linux; tw_uv_now() reads it. Do not use uv_now(): it
+ * is cached and truncated to whole milliseconds, so an expiry computed from
+ * it lies in the past by up to a millisecond plus however long the loop
+ * has been busy.
+ *
+ * Never early. No timer fires before its expiry by that clock, whether it
+ * was armed from a timer callback, an I/O callback or outside the loop.
+ *
+ * Liveness. Like a native timer, the handle keeps uv_run() going only while
+ * timers are armed; with TW_UV_WEAK it never does.
+ *
+ * The wheel is the backend's: do not call tw_advance(), tw_set_notify() or
+ * tw_wheel_destroy() on it. A handle belongs to its loop's thread.
+ */
+#ifndef TIMERWHEEL_UV_H
+#define TIMERWHEEL_UV_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include <timerwheel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The handle does not keep the loop alive (like uv_unref() on a timer). */
+#define TW_UV_WEAK 1u
+
+struct tw_uv;
+
+/**
+ * tw_uv_close_cb - called once a closed handle's memory may be released
+ * @h: the handle given to tw_uv_close()
+ */
+typedef void (*tw_uv_close_cb)(struct tw_uv *h);
+
+/**
+ * struct tw_uv - a wheel attached to a libuv loop
+ * @data: free for the program, like uv_handle_t.data
+ *
+ * Allocated by the program (embed it or malloc it), as libuv handles are,
+ * and released by it only in the close callback. Fields whose names start
+ * with tw__ are private.
+ */
+struct tw_uv {
+	void *data;
+	uv_timer_t tw__timer;
+	struct tw_wheel *tw__wheel;
+	tw_uv_close_cb tw__close_cb;
+	uint64_t tw__due_ms;     /* uv_now() at which tw__timer is due */
+	uint64_t tw__next;       /* the wheel's next expiry it was armed for */
+	uint64_t tw__starts;     /* uv_timer_start() calls */
+	uint64_t tw__stops;      /* uv_timer_stop() calls */
+	uint64_t tw__wakeups;    /* times tw__timer fired */
+	uint64_t tw__early;      /* ... before tw__next by the clock */
+	unsigned tw__state;
+};
+
+/**
+ * struct tw_uv_stats - what the backend did to libuv
+ * @timer_starts:   uv_timer_start() calls (arming or moving the uv timer)
+ * @timer_stops:    uv_timer_stop() calls (the wheel became empty)
+ * @wakeups:        times the uv timer fired and the wheel was advanced
+ * @early_wakeups:  wake-ups that came before the wheel's next expiry by the
+ *                  clock; the backend re-arms and nothing fires early
+ *
+ * The wheel's own counters (fired, armed, idle wake-ups, os_rearms) are in
+ * tw_get_stats(tw_uv_wheel(h), ...).
+ */
+struct tw_uv_stats {
+	uint64_t timer_starts;
+	uint64_t timer_stops;
+	uint64_t wakeups;
+	uint64_t early_wakeups;
+};
+
+/**
+ * tw_uv_init - create a wheel and attach it to a loop
+ * @loop:  the libuv loop
+ * @h:     the handle to initialise, allocated by the caller
+ * @cfg:   the wheel's geometry, or NULL for the defaults (1 ms tick)
+ * @flags: 0 or TW_UV_WEAK
+ *
+ * The wheel's clock starts at tw_uv_now(). Call from the loop's thread.
+ *
+ * Return: 0, -EINVAL if @loop or @h is NULL, @flags has unknown bits or
+ * @cfg is invalid, -ENOMEM if the wheel could not be allocated, or the
+ * error of uv_timer_init().
+ */
+TW_API int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg,
+		      unsigned flags);
+
+/**
+ * tw_uv_wheel - the handle's wheel, for tw_add(), tw_mod() and tw_del()
+ * @h: the handle
+ *
+ * Return: the wheel, or NULL if @h is NULL or tw_uv_close() was called.
+ */
+TW_API struct tw_wheel *tw_uv_wheel(const struct tw_uv *h);
+
+/**
+ * tw_uv_loop - the loop the handle is attached to
+ * @h: the handle
+ *
+ * Return: the loop, or NULL if @h is NULL.
+ */
+TW_API uv_loop_t *tw_uv_loop(const struct tw_uv *h);
+
+/**
+ * tw_uv_now - the current time in the wheel's clock
+ *
+ * A fresh reading of uv_hrtime() (CLOCK_MONOTONIC on Linux), in ns: base
+ * expiries on it, e.g. tw_mod(w, t, tw_uv_now() + 30 * 1000000000ull).
+ *
+ * Return: the time in ns.
+ */
+TW_API uint64_t tw_uv_now(void);
+
+/**
+ * tw_uv_close - detach and free the wheel, then release the handle
+ * @h:  the handle; ignored if NULL or already closing
+ * @cb: called when the memory of @h may be released, or NULL
+ *
+ * Timers still armed become idle at once and are never called, so their
+ * memory may be released right after this call. This holds also from
+ * inside one of the wheel's callbacks: no further timer of the wheel fires,
+ * not even one due in the same wake-up (the core frees the wheel when that
+ * callback returns).
+ *
+ * @cb runs from the loop, as a uv_close() callback does, after the wheel
+ * has been freed: every timer is idle there.
+ */
+TW_API void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb);
+
+/**
+ * tw_uv_get_stats - read the backend's counters
+ * @h:   the handle
+ * @out: filled with the counters
+ *
+ * Return: 0, -EINVAL if @h or @out is NULL.
+ */
+TW_API int tw_uv_get_stats(const struct tw_uv *h, struct tw_uv_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIMERWHEEL_UV_H */
