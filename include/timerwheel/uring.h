@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * timerwheel-uring: drive a timer wheel from io_uring.
+ *
+ * The wheel keeps one IORING_OP_TIMEOUT (count 0, IORING_TIMEOUT_ABS,
+ * CLOCK_MONOTONIC) in flight, armed for tw_next_expiry(). Arming a timer
+ * later than that costs nothing; arming an earlier one queues one
+ * IORING_TIMEOUT_UPDATE (kernel >= 5.11), and only if no request of the
+ * backend is still waiting in the SQ (that one simply reads the new time
+ * when it is submitted). The program calls only tw_add(), tw_mod() and
+ * tw_del(); the wheel's clock is CLOCK_MONOTONIC, read with tw_uring_now().
+ *
+ * Two ways to use it:
+ *
+ * 1. Attached to the program's own ring: tw_uring_attach(). The backend
+ *    queues its SQEs on that ring for the program's next submit and submits
+ *    by itself only when the SQ is full. Every CQE the program reaps goes
+ *    through tw_uring_handle_cqe(), which runs the wheel when the timeout
+ *    completes and says whether the CQE was the wheel's.
+ *
+ * 2. An owned loop: tw_uring_loop_init() creates a ring, tw_uring_run()
+ *    runs it until tw_uring_stop() or until nothing is left to wait for.
+ *    The program queues its own SQEs from tw_uring_get_sqe() and gets
+ *    their CQEs through a callback.
+ *
+ * user_data. The backend's requests carry user_data values whose top 16
+ * bits are TW_URING_UDATA_TAG ("tw"); the rest names the backend and the
+ * kind of request. User pointers and small integers never look like that.
+ * Test any user_data with tw_uring_is_tagged().
+ *
+ * Rings created with IORING_SETUP_DEFER_TASKRUN. There the kernel posts the
+ * timeout's completion only when the ring's thread enters the kernel asking
+ * for completions: io_uring_wait_cqe*(), io_uring_submit_and_wait*(),
+ * io_uring_get_events(). A loop that only submits and peeks must call
+ * io_uring_get_events() before peeking, or no timer ever fires. Such rings
+ * are also IORING_SETUP_SINGLE_ISSUER: use the wheel (whose tw_add() may
+ * submit when the SQ is full) only on the ring's thread.
+ *
+ * Rings created with IORING_SETUP_SQPOLL are refused: the kernel thread
+ * could read a queued timespec while the backend rewrites it.
+ *
+ * Threads. A backend, its wheel and its ring belong to one thread.
+ */
+#ifndef TIMERWHEEL_URING_H
+#define TIMERWHEEL_URING_H
+
+/* liburing first: it sets the feature macros its own includes need. */
+#include <liburing.h>
+
+#include <stdint.h>
+#include <timerwheel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The top 16 bits of every user_data the backend puts on a ring ("tw"). */
+#define TW_URING_UDATA_TAG 0x7477000000000000ull
+/** The bits of user_data that hold TW_URING_UDATA_TAG. */
+#define TW_URING_UDATA_MASK 0xffff000000000000ull
+
+/**
+ * tw_uring_is_tagged - does a user_data belong to some timerwheel backend?
+ * @ud: a CQE's user_data
+ *
+ * Useful after tw_uring_detach(), when the cancelled timeout's completion
+ * may still arrive and no backend is left to ask.
+ */
+#define tw_uring_is_tagged(ud) \
+	((((uint64_t)(ud)) & TW_URING_UDATA_MASK) == TW_URING_UDATA_TAG)
+
+struct tw_uring;
+
+/**
+ * tw_uring_cqe_fn - receives the program's own completions in an owned loop
+ * @u:   the backend
+ * @cqe: the completion; the loop marks it seen after the callback returns
+ * @arg: tw_uring_loop_options.arg
+ *
+ * The callback may queue SQEs (tw_uring_get_sqe()), use the wheel, and call
+ * tw_uring_stop().
+ */
+typedef void (*tw_uring_cqe_fn)(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg);
+
+/** How an owned loop bounds its wait by the wheel's next expiry. */
+enum tw_uring_wait {
+	/** Default: the timeout rides on the wait itself (io_uring_submit_and_wait_timeout), no SQE. */
+	TW_URING_WAIT_ARG = 0,
+	/** One IORING_OP_TIMEOUT on the ring, as in attached mode. */
+	TW_URING_WAIT_SQE = 1,
+};
+
+/**
+ * struct tw_uring_loop_options - how tw_uring_loop_init() builds its ring
+ * @entries:     SQ entries; 0 means 256
+ * @setup_flags: IORING_SETUP_* flags (not IORING_SETUP_SQPOLL)
+ * @wait:        an enum tw_uring_wait
+ * @cqe_fn:      called for each completion that is not the wheel's; may be NULL
+ * @arg:         passed to @cqe_fn
+ */
+struct tw_uring_loop_options {
+	unsigned entries;
+	unsigned setup_flags;
+	unsigned wait;
+	tw_uring_cqe_fn cqe_fn;
+	void *arg;
+};
+
+/**
+ * struct tw_uring_stats - what the backend did
+ * @sqes:          SQEs queued by the backend (the sum of the next three)
+ * @timeouts:      IORING_OP_TIMEOUT requests queued
+ * @updates:       IORING_TIMEOUT_UPDATE requests queued
+ * @removes:       timeout removals and cancelled requests (tw_uring_detach())
+ * @retargets:     earlier expiries taken by a request still in the SQ, no SQE
+ * @expirations:   completions of the wheel's timeout
+ * @stale_updates: updates that came too late (-ENOENT or -EALREADY): the
+ *                 timeout had fired and its completion follows; not errors
+ * @self_submits:  io_uring_submit() calls made because the SQ was full
+ * @waits:         owned loop: times it waited for completions
+ * @timed_waits:   owned loop: waits bounded by the wheel's next expiry
+ * @errors:        unexpected failures (see @last_error)
+ * @last_error:    the last unexpected negative errno, 0 if none
+ */
+struct tw_uring_stats {
+	uint64_t sqes;
+	uint64_t timeouts;
+	uint64_t updates;
+	uint64_t removes;
+	uint64_t retargets;
+	uint64_t expirations;
+	uint64_t stale_updates;
+	uint64_t self_submits;
+	uint64_t waits;
+	uint64_t timed_waits;
+	uint64_t errors;
+	int last_error;
+};
+
+/**
+ * tw_uring_now - the backend's clock: CLOCK_MONOTONIC in ns
+ *
+ * Create the wheel with it and compute expiries from it.
+ */
+TW_API uint64_t tw_uring_now(void);
+
+/**
+ * tw_uring_attach - drive @w from the program's own @ring
+ * @out:  where the new backend is stored; untouched on failure
+ * @w:    the wheel, created with tw_uring_now() as its clock
+ * @ring: an initialised ring, used by the caller's thread only
+ *
+ * Installs the wheel's notify hook. If timers are already armed, the timeout
+ * is queued at once. From then on the program hands every CQE it reaps to
+ * tw_uring_handle_cqe(), and submits as usual.
+ *
+ * Return: 0, -EINVAL if an argument is NULL, -EOPNOTSUPP if @ring uses
+ * IORING_SETUP_SQPOLL, -EBUSY if @w already has a notify hook, -ENOMEM.
+ */
+TW_API int tw_uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_uring *ring);
+
+/**
+ * tw_uring_handle_cqe - offer a completion to the backend
+ * @u:   the backend
+ * @cqe: a completion reaped from the ring; the caller still marks it seen
+ *
+ * When @cqe is the wheel's timeout, reads the clock and runs tw_advance():
+ * the timers' callbacks run inside this call, and the timeout for the next
+ * expiry is queued. Late -ENOENT/-EALREADY results of updates are counted
+ * in &tw_uring_stats.stale_updates and otherwise ignored.
+ *
+ * Return: 1 if @cqe was this backend's (the program must ignore it), 0 if
+ * not, -EINVAL if @u or @cqe is NULL.
+ */
+TW_API int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe);
+
+/**
+ * tw_uring_detach - stop driving the wheel and free the backend
+ * @u: an attached backend
+ *
+ * Removes the notify hook; the wheel and its armed timers are left alone
+ * (attach again, or destroy the wheel). A backend request still in the SQ
+ * is turned into a NOP, and a timeout in flight gets a removal queued for
+ * the next submit. Their completions carry the tag: skip them with
+ * tw_uring_is_tagged(). Must not be called from a timer callback.
+ *
+ * Return: 0, -EINVAL if @u is NULL or an owned loop, -EBUSY from a
+ * callback run by the backend. If no SQE is free even after submitting,
+ * the timeout is left to complete by itself and 0 is still returned.
+ */
+TW_API int tw_uring_detach(struct tw_uring *u);
+
+/**
+ * tw_uring_loop_init - create a ring that the backend owns and runs
+ * @out: where the new backend is stored; untouched on failure
+ * @w:   the wheel, created with tw_uring_now() as its clock
+ * @opt: ring size, setup flags, wait method and completion callback; NULL
+ *       for the defaults (256 entries, no flags, TW_URING_WAIT_ARG, no callback)
+ *
+ * Return: 0, -EINVAL if @out or @w is NULL or @opt->wait is unknown,
+ * -EOPNOTSUPP for IORING_SETUP_SQPOLL, -EBUSY if @w already has a notify
+ * hook, -ENOMEM, or the error of io_uring_queue_init_params() (-ENOSYS or
+ * -EPERM when the kernel refuses io_uring).
+ */
+TW_API int tw_uring_loop_init(struct tw_uring **out, struct tw_wheel *w,
+			      const struct tw_uring_loop_options *opt);
+
+/**
+ * tw_uring_ring - the ring of a backend
+ * @u: the backend (NULL gives NULL)
+ */
+TW_API struct io_uring *tw_uring_ring(struct tw_uring *u);
+
+/**
+ * tw_uring_get_sqe - an SQE for the program's own request, in an owned loop
+ * @u: the backend
+ *
+ * Submits first if the SQ is full. Each SQE taken here counts as a request
+ * in flight until a completion for it arrives without IORING_CQE_F_MORE:
+ * tw_uring_run() keeps running while any is. Requests whose success posts
+ * no completion (IOSQE_CQE_SKIP_SUCCESS) must not come from here.
+ *
+ * Return: the SQE, or NULL if @u is NULL or not an owned loop, or the SQ
+ * stays full.
+ */
+TW_API struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring *u);
+
+/**
+ * tw_uring_run - run an owned loop
+ * @u: the backend
+ *
+ * Submits, waits for completions or the wheel's next expiry, dispatches the
+ * completions to the callback and runs the wheel, until tw_uring_stop() or
+ * until no timer is armed and no request from tw_uring_get_sqe() is in flight.
+ *
+ * Return: 0, -EINVAL if @u is NULL or not an owned loop, -EBUSY if already
+ * running, or a negative errno from io_uring_enter() other than -EINTR,
+ * -ETIME and -EAGAIN (the loop stops then; call it again to go on).
+ */
+TW_API int tw_uring_run(struct tw_uring *u);
+
+/**
+ * tw_uring_stop - make tw_uring_run() return after the current iteration
+ * @u: the backend (NULL is ignored)
+ */
+TW_API void tw_uring_stop(struct tw_uring *u);
+
+/**
+ * tw_uring_loop_close - free an owned loop and its ring
+ * @u: the backend
+ *
+ * Removes the notify hook; the wheel and its armed timers are left alone.
+ * Requests still in flight are cancelled by the kernel without callbacks.
+ *
+ * Return: 0, -EINVAL if @u is NULL or attached (use tw_uring_detach()),
+ * -EBUSY while tw_uring_run() is running.
+ */
+TW_API int tw_uring_loop_close(struct tw_uring *u);
+
+/**
+ * tw_uring_get_stats - read the backend's counters
+ * @u:   the backend
+ * @out: filled with the counters
+ *
+ * Return: 0, -EINVAL if @u or @out is NULL.
+ */
+TW_API int tw_uring_get_stats(const struct tw_uring *u, struct tw_uring_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIMERWHEEL_URING_H */

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_uring backend: one IORING_OP_TIMEOUT per wheel, on the program's ring
+ * (attached) or on a ring this file creates and runs (owned loop).
+ *
+ * The one fact everything rests on: the timeout's own completion (-ETIME,
+ * or -ECANCELED if someone cancelled it) always arrives, and it is the only
+ * thing that clears `inflight`. An update that loses the race with the
+ * timer gets -ENOENT/-EALREADY; nothing needs doing then, because the
+ * completion that follows runs the wheel and arms the next timeout.
+ *
+ * The kernel reads a timespec when it consumes the SQE, not when the SQE
+ * is filled in. So `ts` lives here and always holds the latest wanted
+ * expiry: a request of ours still waiting in the SQ picks up a later
+ * change for free, and the hook queues a new SQE only when none waits.
+ */
+#include "timerwheel/uring.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+	KIND_TIMEOUT = 1,
+	KIND_UPDATE = 2,
+	KIND_REMOVE = 3,
+	KIND_NOP = 4,
+	KIND_MASK = 0xff,
+};
+
+/* One of our SQEs, remembered until the kernel has consumed it. */
+struct queued {
+	struct io_uring_sqe *sqe;
+	unsigned end; /* sq.sqe_tail just after it was taken */
+	bool live;
+};
+
+struct tw_uring {
+	struct tw_wheel *w;
+	struct io_uring *ring;
+	uint64_t ud_base; /* tag | id << 8; the kind goes in the low byte */
+	uint64_t armed;   /* expiry asked of the kernel timeout; UINT64_MAX if none */
+	struct __kernel_timespec ts;
+	struct queued q_timeout;
+	struct queued q_update;
+	bool inflight; /* a timeout was queued and its completion not yet seen */
+	bool broken;   /* the kernel refused the timeout itself: stop re-arming */
+	bool owned;
+	bool running;
+	bool stop;
+	unsigned wait;
+	unsigned busy; /* > 0 while the backend runs the wheel's callbacks */
+	uint64_t user_inflight;
+	tw_uring_cqe_fn cqe_fn;
+	void *arg;
+	struct tw_uring_stats st;
+	struct io_uring own_ring;
+};
+
+static atomic_uint_fast64_t next_id = 1;
+
+uint64_t tw_uring_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void set_error(struct tw_uring *u, int err)
+{
+	u->st.errors++;
+	u->st.last_error = err;
+}
+
+/* Consumed SQEs may be reused by the ring: forget them. */
+static bool still_queued(struct tw_uring *u, struct queued *q)
+{
+	unsigned head;
+
+	if (!q->live)
+		return false;
+	head = io_uring_smp_load_acquire(u->ring->sq.khead);
+	if ((int)(q->end - head) > 0)
+		return true;
+	q->live = false;
+	return false;
+}
+
+static struct io_uring_sqe *take_sqe(struct tw_uring *u)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(u->ring);
+
+	if (!sqe) {
+		/* The SQ is full: submitting the program's SQEs is the only way on. */
+		int r = io_uring_submit(u->ring);
+
+		u->st.self_submits++;
+		if (r < 0)
+			set_error(u, r);
+		sqe = io_uring_get_sqe(u->ring);
+	}
+	return sqe;
+}
+
+static void remember(struct tw_uring *u, struct queued *q, struct io_uring_sqe *sqe)
+{
+	q->sqe = sqe;
+	q->end = u->ring->sq.sqe_tail;
+	q->live = true;
+}
+
+static void set_ts(struct tw_uring *u, uint64_t t)
+{
+	u->ts.tv_sec = (long long)(t / 1000000000u);
+	u->ts.tv_nsec = (long long)(t % 1000000000u);
+}
+
+/* Make the kernel timeout fire no later than @next. Returns 1 if an SQE was queued. */
+static int arm(struct tw_uring *u, uint64_t next)
+{
+	struct io_uring_sqe *sqe;
+
+	if (next == UINT64_MAX || u->broken)
+		return 0; /* a stale timeout costs one idle wake-up, a removal an SQE */
+	if (u->inflight && next >= u->armed)
+		return 0;
+	set_ts(u, next);
+	if (u->inflight && (still_queued(u, &u->q_timeout) || still_queued(u, &u->q_update))) {
+		u->armed = next;
+		u->st.retargets++;
+		return 0;
+	}
+	sqe = take_sqe(u);
+	if (!sqe) {
+		set_error(u, -EBUSY);
+		return 0;
+	}
+	if (u->inflight) {
+		io_uring_prep_timeout_update(sqe, &u->ts, u->ud_base | KIND_TIMEOUT, IORING_TIMEOUT_ABS);
+		io_uring_sqe_set_data64(sqe, u->ud_base | KIND_UPDATE);
+		remember(u, &u->q_update, sqe);
+		u->st.updates++;
+	} else {
+		io_uring_prep_timeout(sqe, &u->ts, 0, IORING_TIMEOUT_ABS);
+		io_uring_sqe_set_data64(sqe, u->ud_base | KIND_TIMEOUT);
+		remember(u, &u->q_timeout, sqe);
+		u->inflight = true;
+		u->st.timeouts++;
+	}
+	u->armed = next;
+	u->st.sqes++;
+	return 1;
+}
+
+static int notify_sqe(struct tw_wheel *w, uint64_t next, void *arg)
+{
+	(void)w;
+	return arm(arg, next);
+}
+
+/* The owned loop in TW_URING_WAIT_ARG mode computes each wait from the wheel. */
+static int notify_none(struct tw_wheel *w, uint64_t next, void *arg)
+{
+	(void)w;
+	(void)next;
+	(void)arg;
+	return 0;
+}
+
+static void run_wheel(struct tw_uring *u)
+{
+	u->busy++;
+	tw_advance(u->w, tw_uring_now());
+	u->busy--;
+	/* The hook normally re-armed from tw_advance(); this covers an advance
+	 * that could not run (called from inside a callback). */
+	if (!u->inflight && u->wait == TW_URING_WAIT_SQE)
+		arm(u, tw_next_expiry(u->w));
+}
+
+int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
+{
+	if (!u || !cqe)
+		return -EINVAL;
+	if ((cqe->user_data & ~(uint64_t)KIND_MASK) != u->ud_base)
+		return 0;
+
+	switch (cqe->user_data & KIND_MASK) {
+	case KIND_TIMEOUT:
+		u->inflight = false;
+		u->armed = UINT64_MAX;
+		u->q_timeout.live = false;
+		u->st.expirations++;
+		if (cqe->res != -ETIME && cqe->res != -ECANCELED) {
+			/* The kernel refused the request itself: re-arming would spin. */
+			set_error(u, cqe->res);
+			u->broken = true;
+		}
+		run_wheel(u);
+		break;
+	case KIND_UPDATE:
+		if (cqe->res == -ENOENT || cqe->res == -EALREADY)
+			u->st.stale_updates++;
+		else if (cqe->res < 0)
+			set_error(u, cqe->res);
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int init(struct tw_uring *u, struct tw_wheel *w, struct io_uring *ring, tw_notify_fn fn)
+{
+	int r;
+
+	if (ring->flags & IORING_SETUP_SQPOLL)
+		return -EOPNOTSUPP;
+	u->w = w;
+	u->ring = ring;
+	u->armed = UINT64_MAX;
+	u->ud_base = TW_URING_UDATA_TAG | ((atomic_fetch_add(&next_id, 1) & 0xffffffffffu) << 8);
+	r = tw_set_notify(w, fn, u);
+	if (r < 0)
+		return r;
+	if (fn == notify_sqe)
+		arm(u, tw_next_expiry(w));
+	return 0;
+}
+
+int tw_uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_uring *ring)
+{
+	struct tw_uring *u;
+	int r;
+
+	if (!out || !w || !ring)
+		return -EINVAL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->wait = TW_URING_WAIT_SQE;
+	r = init(u, w, ring, notify_sqe);
+	if (r < 0) {
+		free(u);
+		return r;
+	}
+	*out = u;
+	return 0;
+}
+
+/* Leave nothing on the ring that points into @u, which is about to be freed. */
+static void disarm(struct tw_uring *u)
+{
+	struct io_uring_sqe *sqe;
+	bool timeout_queued = still_queued(u, &u->q_timeout);
+	bool update_queued = still_queued(u, &u->q_update);
+
+	/* Unsubmitted SQEs are still ours to rewrite; they would read u->ts. */
+	if (timeout_queued) {
+		io_uring_prep_nop(u->q_timeout.sqe);
+		io_uring_sqe_set_data64(u->q_timeout.sqe, u->ud_base | KIND_NOP);
+		u->inflight = false;
+	}
+	if (update_queued) {
+		io_uring_prep_nop(u->q_update.sqe);
+		io_uring_sqe_set_data64(u->q_update.sqe, u->ud_base | KIND_NOP);
+	}
+	if (!u->inflight)
+		return;
+	sqe = take_sqe(u);
+	if (!sqe)
+		return; /* it will complete by itself, tagged */
+	io_uring_prep_timeout_remove(sqe, u->ud_base | KIND_TIMEOUT, 0);
+	io_uring_sqe_set_data64(sqe, u->ud_base | KIND_REMOVE);
+	u->st.removes++;
+	u->st.sqes++;
+}
+
+int tw_uring_detach(struct tw_uring *u)
+{
+	if (!u || u->owned)
+		return -EINVAL;
+	if (u->busy)
+		return -EBUSY;
+	tw_set_notify(u->w, NULL, NULL);
+	disarm(u);
+	free(u);
+	return 0;
+}
+
+int tw_uring_loop_init(struct tw_uring **out, struct tw_wheel *w,
+		       const struct tw_uring_loop_options *opt)
+{
+	static const struct tw_uring_loop_options defaults = { 0 };
+	struct io_uring_params p;
+	struct tw_uring *u;
+	int r;
+
+	if (!out || !w)
+		return -EINVAL;
+	if (!opt)
+		opt = &defaults;
+	if (opt->wait != TW_URING_WAIT_ARG && opt->wait != TW_URING_WAIT_SQE)
+		return -EINVAL;
+	if (opt->setup_flags & IORING_SETUP_SQPOLL)
+		return -EOPNOTSUPP;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	memset(&p, 0, sizeof(p));
+	p.flags = opt->setup_flags;
+	r = io_uring_queue_init_params(opt->entries ? opt->entries : 256, &u->own_ring, &p);
+	if (r < 0) {
+		free(u);
+		return r;
+	}
+	u->owned = true;
+	u->wait = opt->wait;
+	u->cqe_fn = opt->cqe_fn;
+	u->arg = opt->arg;
+	r = init(u, w, &u->own_ring, u->wait == TW_URING_WAIT_SQE ? notify_sqe : notify_none);
+	if (r < 0) {
+		io_uring_queue_exit(&u->own_ring);
+		free(u);
+		return r;
+	}
+	*out = u;
+	return 0;
+}
+
+struct io_uring *tw_uring_ring(struct tw_uring *u)
+{
+	return u ? u->ring : NULL;
+}
+
+struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring *u)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!u || !u->owned)
+		return NULL;
+	sqe = io_uring_get_sqe(u->ring);
+	if (!sqe) {
+		io_uring_submit(u->ring);
+		sqe = io_uring_get_sqe(u->ring);
+	}
+	if (sqe)
+		u->user_inflight++;
+	return sqe;
+}
+
+static void dispatch(struct tw_uring *u)
+{
+	struct io_uring_cqe *cqe;
+
+	while (io_uring_peek_cqe(u->ring, &cqe) == 0) {
+		if (tw_uring_handle_cqe(u, cqe) == 0) {
+			if (!(cqe->flags & IORING_CQE_F_MORE) && u->user_inflight)
+				u->user_inflight--;
+			if (u->cqe_fn) {
+				u->busy++;
+				u->cqe_fn(u, cqe, u->arg);
+				u->busy--;
+			}
+		}
+		io_uring_cqe_seen(u->ring, cqe);
+	}
+}
+
+/* TW_URING_WAIT_ARG: submit, then sleep until a completion or the next expiry. */
+static int wait_arg(struct tw_uring *u)
+{
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts;
+	uint64_t next = tw_next_expiry(u->w);
+	uint64_t now;
+
+	if (next == UINT64_MAX)
+		return io_uring_submit_and_wait(u->ring, 1);
+	now = tw_uring_now();
+	if (next <= now) {
+		run_wheel(u);
+		return io_uring_submit(u->ring);
+	}
+	/* Relative: the kernel adds it to its own later reading of the clock,
+	 * so the wake-up can only come after @next, never before. */
+	ts.tv_sec = (long long)((next - now) / 1000000000u);
+	ts.tv_nsec = (long long)((next - now) % 1000000000u);
+	u->st.timed_waits++;
+	return io_uring_submit_and_wait_timeout(u->ring, &cqe, 1, &ts, NULL);
+}
+
+int tw_uring_run(struct tw_uring *u)
+{
+	int r = 0;
+
+	if (!u || !u->owned)
+		return -EINVAL;
+	if (u->running)
+		return -EBUSY;
+	u->running = true;
+	u->stop = false;
+	for (;;) {
+		dispatch(u);
+		if (u->wait == TW_URING_WAIT_ARG && tw_count(u->w) && tw_uring_now() >= tw_next_expiry(u->w))
+			run_wheel(u);
+		if (u->stop || (tw_count(u->w) == 0 && u->user_inflight == 0))
+			break;
+		u->st.waits++;
+		if (u->wait == TW_URING_WAIT_ARG)
+			r = wait_arg(u);
+		else
+			r = io_uring_submit_and_wait(u->ring, 1);
+		if (r < 0 && r != -ETIME && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+			set_error(u, r);
+			break;
+		}
+		r = 0;
+	}
+	/* Whatever the program queued last still goes to the kernel. */
+	if (io_uring_sq_ready(u->ring))
+		io_uring_submit(u->ring);
+	u->running = false;
+	return r;
+}
+
+void tw_uring_stop(struct tw_uring *u)
+{
+	if (u)
+		u->stop = true;
+}
+
+int tw_uring_loop_close(struct tw_uring *u)
+{
+	if (!u || !u->owned)
+		return -EINVAL;
+	if (u->running || u->busy)
+		return -EBUSY;
+	tw_set_notify(u->w, NULL, NULL);
+	io_uring_queue_exit(&u->own_ring);
+	free(u);
+	return 0;
+}
+
+int tw_uring_get_stats(const struct tw_uring *u, struct tw_uring_stats *out)
+{
+	if (!u || !out)
+		return -EINVAL;
+	*out = u->st;
+	return 0;
+}
