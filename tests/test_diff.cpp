@@ -7,8 +7,9 @@
 // every advance exactly the timers the model says must fire, in tick order,
 // and tw_check holds after every step.
 //
-// Usage: test_diff [operations [check_every]]  (default 1000000 1); the soak
-// runs 10^8 or more with a sparser check. TW_SEED picks the seed.
+// Usage: test_diff [operations [check_every]]  (default 1000000 1, or
+// TW_DIFF_OPS operations, which valgrind runs use); the soak runs 10^8 or
+// more with a sparser check. TW_SEED picks the seed.
 #include <map>
 #include <vector>
 
@@ -305,6 +306,8 @@ void test_differential(void **)
 
 int main(int argc, char **argv)
 {
+	if (const char *ops = getenv("TW_DIFF_OPS"))
+		total_ops = strtoull(ops, nullptr, 0);
 	if (argc > 1)
 		total_ops = strtoull(argv[1], nullptr, 0);
 	if (argc > 2)
