@@ -20,14 +20,16 @@ static void pair_a(struct tw_timer *t)
 {
 	struct pair *p = tw_container_of(t, struct pair, a);
 	p->fired_a++;
-	assert_int_equal(tw_del(wheel, &p->b), tw_pending(&p->b) ? 1 : 0);
+	int was_armed = tw_pending(&p->b);
+	assert_int_equal(tw_del(wheel, &p->b), was_armed);
 }
 
 static void pair_b(struct tw_timer *t)
 {
 	struct pair *p = tw_container_of(t, struct pair, b);
 	p->fired_b++;
-	assert_int_equal(tw_del(wheel, &p->a), tw_pending(&p->a) ? 1 : 0);
+	int was_armed = tw_pending(&p->a);
+	assert_int_equal(tw_del(wheel, &p->a), was_armed);
 }
 
 /* Two timers in one bucket, each cancelling the other: exactly one fires,
