@@ -160,18 +160,9 @@ unsigned tw_wheel::calc_wheel_level(uint64_t exp_tick) const
 	return level_of_bit[tw::msb64(exp_tick ^ now_tick)];
 }
 
-// The tick of the next event: the first occupied slot of the lowest
-// non-empty level (see level.hpp for why no other slot can come first).
-uint64_t tw_wheel::next_event_tick() const
-{
-	if (!level_mask)
-		return UINT64_MAX;
-	unsigned level = tw::lsb64(level_mask);
-	unsigned slot = tw::lsb64(occupied[level]);
-	return tw::calc_slot_start(now_tick, level, slot, slot_bits);
-}
-
-// The first timer can fire no earlier than the lower bound its slot keeps:
+// The earliest timer is in the first occupied slot of the lowest non-empty
+// level (level.hpp says why no other slot can come first), and it can fire
+// no earlier than the lower bound that slot keeps:
 // a backend sleeps until then, not until the slot's cascade point, and the
 // cascade happens inside the advance that reaches it. Most cascades then
 // cost no wake-up of their own.

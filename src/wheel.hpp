@@ -84,7 +84,6 @@ struct tw_wheel {
 	uint64_t tick_of_expiry(uint64_t ns) const;
 	uint64_t ns_of_tick(uint64_t tick) const;
 	unsigned calc_wheel_level(uint64_t exp_tick) const;
-	uint64_t next_event_tick() const;
 	uint64_t next_firing_tick() const;
 	tw_timer *const *slot_heads(size_t index) const { return slots + (index << tw::lane_bits); }
 	tw_timer **slot_heads(size_t index) { return slots + (index << tw::lane_bits); }
