@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
-"""Sum meson's test logs of the given build dirs into one closing line."""
+"""Sum the test logs of the given build dirs into one closing line: meson's
+testlog.json, and reliability.json where .ci/reliability wrote one."""
 import json
 import sys
 
 passed = failed = skipped = 0
-for d in sys.argv[1:]:
+def read(path):
     try:
-        lines = open(f"{d}/meson-logs/testlog.json").read().splitlines()
+        return open(path).read().splitlines()
     except OSError:
+        return None
+
+for d in sys.argv[1:]:
+    lines = read(f"{d}/meson-logs/testlog.json")
+    if lines is None:
         print(f"{d}: no test log", file=sys.stderr)
         failed += 1
         continue
+    lines += read(f"{d}/reliability.json") or []
     for line in lines:
         result = json.loads(line)["result"]
         if result in ("OK", "EXPECTEDFAIL"):

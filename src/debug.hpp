@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+//
+// Misuse checks of debug builds (meson -Ddebug_checks=true). Release builds
+// already refuse uninitialised timers (the init magic) and timers of other
+// wheels (the owner id); debug builds also keep a registry of live wheels,
+// so that a destroyed or made-up wheel pointer is caught before it is read,
+// and they abort with a message where release builds leave behaviour
+// undefined.
+#ifndef TW_DEBUG_HPP
+#define TW_DEBUG_HPP
+
+#include "timerwheel.h"
+
+#ifndef TW_DEBUG_CHECKS
+#define TW_DEBUG_CHECKS 0
+#endif
+
+#if TW_DEBUG_CHECKS
+namespace tw::debug {
+
+// Register a new wheel; false if the registry could not grow.
+bool wheel_created(const tw_wheel *w, uint32_t id);
+void wheel_destroyed(const tw_wheel *w);
+
+// Destroyed from a callback: still usable until its tw_advance returns,
+// which then calls wheel_advanced() (w is freed by then and not read).
+void wheel_dying(const tw_wheel *w);
+void wheel_advanced(const tw_wheel *w);
+
+// Abort unless w is a live wheel.
+void require_live(const tw_wheel *w, const char *fn);
+
+// Is id the id of a live wheel?
+bool id_live(uint32_t id);
+
+// Print "timerwheel: fn: ..." and carry on (the call returns its error).
+void warn(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Print "timerwheel: fn: ..." and abort: misuse whose behaviour a release
+// build leaves undefined.
+[[noreturn]] void misuse(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+} // namespace tw::debug
+#endif
+
+#endif
