@@ -235,6 +235,11 @@ TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * @t:       an initialised timer, idle or armed on @w
  * @expires: the new expiry, absolute ns
  *
+ * Moving an armed timer later only stores the new expiry: the timer stays
+ * in its bucket, which comes due first and places it again then. So the
+ * common re-arm, a timeout pushed forward on each event, touches no other
+ * timer's memory.
+ *
  * Return: 1 if @t was armed before, 0 if it was idle, -EINVAL if @w or @t
  * is NULL, @t was not initialised, @t is armed on another wheel, or @w was
  * destroyed from the running callback.
@@ -301,10 +306,11 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  * lowest non-empty level (through occupancy bitmaps, O(1)), no earlier than
  * the lower bound that bucket keeps on its timers' ticks. Never later than
  * the earliest timer's firing time; exactly that time unless timers were
- * cancelled since; tw_now() if a timer is already due. Cascades happen
- * inside the advance that reaches this moment, so a loop that sleeps until
- * it wakes only to fire timers (wake-ups without work come only from
- * cancellations, and are counted in &tw_stats.idle_advances).
+ * cancelled or re-armed later since; tw_now() if a timer is already due.
+ * Cascades happen inside the advance that reaches this moment, so a loop
+ * that sleeps until it wakes only to fire timers (wake-ups without work
+ * come only from cancellations and later re-arms, and are counted in
+ * &tw_stats.idle_advances).
  *
  * Return: the time in ns, or UINT64_MAX if nothing is armed (or the
  * earliest timer fires only at UINT64_MAX, or @w is NULL).

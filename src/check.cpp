@@ -86,17 +86,32 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 					      "a backend would sleep past it",
 					      (const void *)t, (unsigned long long)exp_tick,
 					      (unsigned long long)w->slot_min[index]);
-			unsigned want_level = w->calc_wheel_level(exp_tick);
-			unsigned want_slot =
-				tw::calc_wheel_slot(exp_tick, want_level, w->slot_bits, w->slot_mask);
-			if (want_level != level || want_slot != slot)
-				return broken("timer %p (tick %llu) is in level %u slot %u, belongs in level %u "
-					      "slot %u",
+			// A timer sits where tw_add put it, or in an earlier slot if
+			// it was re-armed later since (tw_mod leaves it there): either
+			// way its slot must come due no later than it does.
+			uint64_t start = tw::calc_slot_start(w->now_tick, level, slot, w->slot_bits);
+			if (start > exp_tick)
+				return broken("timer %p (tick %llu) is in level %u slot %u, which comes due at "
+					      "tick %llu: too late",
 					      (const void *)t, (unsigned long long)exp_tick, level, slot,
-					      want_level, want_slot);
+					      (unsigned long long)start);
 			pprev = &t->tw__next;
 			++*count;
 		}
+	}
+	return 0;
+}
+
+// Occupied slots lie after the clock's digit at their level: the wheel
+// finds the next one with a plain bit scan and would skip any other.
+int check_bitmaps_ahead(const tw_wheel *w)
+{
+	for (unsigned level = 0; level < w->levels; level++) {
+		unsigned digit = tw::calc_wheel_slot(w->now_tick, level, w->slot_bits, w->slot_mask);
+		uint64_t behind = digit >= 63 ? ~uint64_t{0} : (uint64_t{2} << digit) - 1;
+		if (w->occupied[level] & behind)
+			return broken("level %u: slot at or before the clock's digit %u is occupied (bitmap %#llx)",
+				      level, digit, (unsigned long long)w->occupied[level]);
 	}
 	return 0;
 }
@@ -111,6 +126,8 @@ int tw_wheel::check() const
 	if (notified > next_expiry() && !running)
 		return broken("notified %llu is later than the next expiry %llu: a backend would sleep too long",
 			      (unsigned long long)notified, (unsigned long long)next_expiry());
+	if (int err = check_bitmaps_ahead(this))
+		return err;
 	size_t seen = 0;
 	if (int err = check_due_list(this, &seen))
 		return err;

@@ -281,8 +281,21 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 	if (t->tw__owner != id)
 		return -EINVAL;
 
-	// Re-arming within the same slot, the common case of a connection
-	// timeout pushed forward, only changes the expiry.
+	// Later re-arms, the common case of a connection timeout pushed
+	// forward on every read, only store the new expiry: the timer stays in
+	// its slot, which comes due no later than the new expiry and places it
+	// again then (cascade() and make_due() go by the expiry). That touches
+	// no neighbour in the lists, which at scale are cache misses. The
+	// slot's lower bound stays valid; it may now be early, costing at most
+	// one wake-up without work when that slot comes due.
+	// (Not for an expiry at or before now: that one is due, in the next
+	// advance, and a slot may still be a tick away.)
+	if (t->tw__where >= tw::where_slot0 && expires >= t->expires && expires > now_ns) {
+		t->expires = expires;
+		stats.armed++;
+		return 1;
+	}
+	// An earlier expiry within the same slot only lowers the bound.
 	if (t->tw__where >= tw::where_slot0 && expires > now_ns) {
 		uint64_t exp_tick = tick_of_expiry(expires);
 		unsigned level = calc_wheel_level(exp_tick);
@@ -290,11 +303,11 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 		size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
 		if (t->tw__where == tw::where_slot0 + index) {
 			t->expires = expires;
+			stats.armed++;
 			if (exp_tick < slot_min[index]) {
 				slot_min[index] = exp_tick;
 				notify_earlier(ns_of_tick(next_firing_tick()));
 			}
-			stats.armed++;
 			return 1;
 		}
 	}
@@ -357,11 +370,19 @@ void tw_wheel::cascade(tw_timer **chains)
 	});
 }
 
+// A level-0 slot's timers are due, except those re-armed later since they
+// were placed (see mod()): those are placed again.
 void tw_wheel::make_due(tw_timer **chains)
 {
 	walk_lanes(chains, [this](tw_timer *t) {
-		due.append(t);
-		t->tw__where = tw::where_due;
+		uint64_t exp_tick = tick_of_expiry(t->expires);
+		if (exp_tick <= now_tick) {
+			due.append(t);
+			t->tw__where = tw::where_due;
+		} else {
+			enqueue(t, exp_tick);
+			stats.cascaded++;
+		}
 	});
 }
 

@@ -236,6 +236,33 @@ static void test_no_wasted_wakeups(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* A timer can sit in a slot with an expiry already at or before now: its
+ * tick, rounded up, is still ahead. Re-armed (later) to an expiry at or
+ * before now, it must fire in the next advance, as any such expiry does,
+ * not when the old slot comes due. Found by the fuzzer. */
+static void test_rearm_to_now_fires_next_advance(void **state)
+{
+	(void)state;
+	struct tw_config cfg = { .tick_ns = 7, .slot_bits = 4 };
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, &cfg, 70), 0); /* tick 10 */
+	struct probe p = { .fired = 0 };
+	tw_timer_init(&p.timer, check_on_time);
+	cur_now = prev_now = 70;
+	cur_tick = 7;
+	early = late = 0;
+	assert_int_equal(tw_add(w, &p.timer, 73), 0); /* tick 11 */
+	advance(w, 75);                               /* still tick 10 */
+	assert_int_equal(p.fired, 0);
+	assert_int_equal(tw_mod(w, &p.timer, 75), 1); /* later, but not after now */
+	assert_int_equal(tw_next_expiry(w), 75);
+	advance(w, 75);
+	assert_int_equal(p.fired, 1);
+	assert_int_equal(early, 0);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_empty_stretches_are_free),
 		cmocka_unit_test(test_next_expiry_bound),
 		cmocka_unit_test(test_no_wasted_wakeups),
+		cmocka_unit_test(test_rearm_to_now_fires_next_advance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
