@@ -284,7 +284,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 	// Later re-arms, the common case of a connection timeout pushed
 	// forward on every read, only store the new expiry: the timer stays in
 	// its slot, which comes due no later than the new expiry and places it
-	// again then (cascade() and make_due() go by the expiry). That touches
+	// again then (place_again() goes by the expiry). That touches
 	// no neighbour in the lists, which at scale are cache misses. The
 	// slot's lower bound stays valid; it may now be early, costing at most
 	// one wake-up without work when that slot comes due.
@@ -354,35 +354,25 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 	}
 }
 
-// Place a higher slot's timers again relative to the clock, which has just
-// reached that slot's start: each lands at a finer level, or is due.
-void tw_wheel::cascade(tw_timer **chains)
+// The clock has just reached the start of a slot, now detached: place its
+// timers again relative to the clock. Each is due, or lands in a later
+// slot: a finer level when a higher slot cascades, or wherever its expiry
+// now belongs if it was re-armed later while it waited (see mod()). Every
+// timer leaving a higher level counts as cascaded; at level 0 only those
+// placed again do.
+void tw_wheel::place_again(tw_timer **chains, bool cascading)
 {
-	walk_lanes(chains, [this](tw_timer *t) {
+	walk_lanes(chains, [this, cascading](tw_timer *t) {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
-		if (exp_tick <= now_tick) {
+		bool due_now = exp_tick <= now_tick;
+		if (due_now) {
 			due.append(t);
 			t->tw__where = tw::where_due;
 		} else {
 			enqueue(t, exp_tick);
 		}
-		stats.cascaded++;
-	});
-}
-
-// A level-0 slot's timers are due, except those re-armed later since they
-// were placed (see mod()): those are placed again.
-void tw_wheel::make_due(tw_timer **chains)
-{
-	walk_lanes(chains, [this](tw_timer *t) {
-		uint64_t exp_tick = tick_of_expiry(t->expires);
-		if (exp_tick <= now_tick) {
-			due.append(t);
-			t->tw__where = tw::where_due;
-		} else {
-			enqueue(t, exp_tick);
+		if (cascading || !due_now)
 			stats.cascaded++;
-		}
 	});
 }
 
@@ -410,10 +400,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			level_mask &= ~(uint64_t{1} << level);
 		slot_min[index] = UINT64_MAX;
 
-		if (level == 0)
-			make_due(chains);
-		else
-			cascade(chains);
+		place_again(chains, level > 0);
 	}
 	now_tick = target_tick;
 }

@@ -94,8 +94,7 @@ private:
 	uint64_t enqueue(tw_timer *t, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	void collect_expired_timers(uint64_t target_tick);
-	void cascade(tw_timer **chains);
-	void make_due(tw_timer **chains);
+	void place_again(tw_timer **chains, bool cascading);
 	int run_expired_timers();
 	void notify_earlier(uint64_t when);
 	void notify_now(uint64_t when);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <timerwheel.h>
@@ -35,6 +36,31 @@ static inline uint64_t test_seed(void)
 	fprintf(stderr, "# seed %llu (set TW_SEED to replay)\n", (unsigned long long)seed);
 	return seed;
 }
+
+/* What a failing call must leave as it was: the wheel's observable state. */
+struct snapshot {
+	uint64_t now, next;
+	size_t count;
+	struct tw_stats stats;
+};
+
+static inline struct snapshot snap(struct tw_wheel *w)
+{
+	struct snapshot s;
+	memset(&s, 0, sizeof(s));
+	s.now = tw_now(w);
+	s.next = tw_next_expiry(w);
+	s.count = tw_count(w);
+	tw_get_stats(w, &s.stats);
+	return s;
+}
+
+#define assert_unchanged(w, before)                                      \
+	do {                                                             \
+		struct snapshot after_ = snap(w);                        \
+		assert_memory_equal(&(before), &after_, sizeof(after_)); \
+		assert_wheel_sound(w);                                   \
+	} while (0)
 
 /* ceil(e / tick), saturating like the wheel's firing rule. */
 static inline uint64_t test_round_up(uint64_t e, uint64_t tick)

@@ -26,29 +26,6 @@ static void never(struct tw_timer *t)
 	fail_msg("this timer must not fire");
 }
 
-struct snapshot {
-	uint64_t now, next;
-	size_t count;
-	struct tw_stats stats;
-};
-
-static struct snapshot snap(struct tw_wheel *w)
-{
-	struct snapshot s;
-	memset(&s, 0, sizeof(s));
-	s.now = tw_now(w);
-	s.next = tw_next_expiry(w);
-	s.count = tw_count(w);
-	tw_get_stats(w, &s.stats);
-	return s;
-}
-
-#define assert_unchanged(w, before)                                      \
-	do {                                                             \
-		struct snapshot after_ = snap(w);                        \
-		assert_memory_equal(&(before), &after_, sizeof(after_)); \
-		assert_wheel_sound(w);                                   \
-	} while (0)
 
 /* A wheel with a few timers on several levels, for the "changes nothing"
  * checks. */
