@@ -77,6 +77,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->slot_mask = (uint64_t{1} << slot_bits) - 1;
 	w->levels = levels;
 	w->last_tick = last_tick;
+	w->last_whole_tick = UINT64_MAX / tick_ns;
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
 	w->id = allocate_wheel_id();
@@ -152,7 +153,7 @@ bool tw_wheel::slot_empty(size_t index) const
 
 uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
 {
-	return tick > UINT64_MAX / tick_ns ? UINT64_MAX : tick * tick_ns;
+	return tick > last_whole_tick ? UINT64_MAX : tick * tick_ns;
 }
 
 unsigned tw_wheel::calc_wheel_level(uint64_t exp_tick) const

@@ -27,9 +27,6 @@ enum : uint8_t {
 
 constexpr uint8_t timer_magic = 0x7b;
 
-// Largest geometry: 1 ns ticks need 64 bits, at 1 bit per level.
-constexpr unsigned max_levels = 64;
-
 // Each slot is several independent hlists ("lanes"), filled in turn. A
 // cascade walks them interleaved, so the cache misses of up to `lanes`
 // chains are in flight at once instead of queueing one behind another: the
@@ -44,6 +41,7 @@ struct tw_wheel {
 	uint64_t now_ns;
 	uint64_t now_tick;
 	uint64_t last_tick; // the tick of now == UINT64_MAX: expiries round up to at most this
+	uint64_t last_whole_tick; // the last tick whose start fits in 64-bit ns
 	unsigned slot_bits;
 	unsigned levels;
 	uint64_t slot_mask;
