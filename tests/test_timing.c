@@ -263,6 +263,50 @@ static void test_rearm_to_now_fires_next_advance(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* tw_mod to a later expiry leaves the timer in its bucket (no list
+ * neighbour touched); the bucket comes due first and places it again, so
+ * it still fires exactly on time. An earlier expiry moves it at once. */
+static void test_later_rearm_stays_in_bucket(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct probe p = { .fired = 0 };
+	tw_timer_init(&p.timer, check_on_time);
+	cur_now = prev_now = 0;
+	cur_tick = TW_DEFAULT_TICK_NS;
+	early = late = 0;
+	const uint64_t ms = TW_DEFAULT_TICK_NS;
+	unsigned level, slot, level2, slot2;
+
+	assert_int_equal(tw_add(w, &p.timer, 100 * ms), 0);
+	assert_int_equal(tw_timer_bucket(w, &p.timer, &level, &slot), 0);
+	assert_int_equal(tw_mod(w, &p.timer, 5000 * ms), 1);
+	assert_int_equal(tw_timer_bucket(w, &p.timer, &level2, &slot2), 0);
+	assert_int_equal(level2, level);
+	assert_int_equal(slot2, slot);
+	assert_wheel_sound(w);
+
+	advance(w, 4999 * ms);
+	assert_int_equal(p.fired, 0);
+	assert_wheel_sound(w);
+	advance(w, 5000 * ms);
+	assert_int_equal(p.fired, 1);
+	assert_int_equal(early + late, 0);
+
+	/* Earlier: placed anew at once, in a finer bucket. */
+	assert_int_equal(tw_add(w, &p.timer, 9000 * ms), 0);
+	assert_int_equal(tw_timer_bucket(w, &p.timer, &level, &slot), 0);
+	assert_int_equal(tw_mod(w, &p.timer, 5010 * ms), 1);
+	assert_int_equal(tw_timer_bucket(w, &p.timer, &level2, &slot2), 0);
+	assert_true(level2 < level);
+	assert_int_equal(tw_next_expiry(w), 5010 * ms);
+	advance(w, 5010 * ms);
+	assert_int_equal(p.fired, 2);
+	assert_int_equal(early + late, 0);
+	tw_wheel_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_next_expiry_bound),
 		cmocka_unit_test(test_no_wasted_wakeups),
 		cmocka_unit_test(test_rearm_to_now_fires_next_advance),
+		cmocka_unit_test(test_later_rearm_stays_in_bucket),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
