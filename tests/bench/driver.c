@@ -59,6 +59,7 @@ struct bench_check bench_chk;
 void (*bench_on_fire)(uint32_t i);
 
 static uint32_t n;
+#define MAX_REPS 64 /* repetitions kept per workload */
 static unsigned reps = 3;
 static uint64_t min_ops = 100000;
 static uint64_t seed = 0x74696d6572776865ull;
@@ -130,7 +131,7 @@ static void scan_missed(uint32_t count, uint64_t now)
 struct result {
 	const char *name;
 	uint64_t ops;
-	double ns[64];
+	double ns[MAX_REPS];
 	unsigned done;
 	struct bench_check chk;
 };
@@ -154,7 +155,7 @@ static int cmp_double(const void *a, const void *b)
 
 static void report(struct result *r)
 {
-	double s[64];
+	double s[MAX_REPS];
 	double med;
 	const struct bench_check *c = &r->chk;
 
@@ -182,6 +183,15 @@ static void report(struct result *r)
 static inline double per_op(uint64_t t0, uint64_t t1, uint64_t ops)
 {
 	return (double)(t1 - t0) / (double)ops;
+}
+
+/* The end of one repetition: its time per operation, its fire checks, and
+ * the peer torn down for the next. */
+static void end_repetition(struct result *res, uint64_t t0, uint64_t t1, uint64_t ops)
+{
+	res->ns[res->done++] = per_op(t0, t1, ops);
+	add_check(res);
+	peer_close();
 }
 
 /* Deadline offsets in ms, uniform in [1, 30 min], and the sorted distinct
@@ -295,9 +305,7 @@ static void run_w3(struct result *res)
 			advance_to(base + stops[s] * MS);
 		t1 = vclock_real_ns();
 		scan_missed(n, UINT64_MAX);
-		res->ns[res->done++] = per_op(t0, t1, n);
-		add_check(res);
-		peer_close();
+		end_repetition(res, t0, t1, n);
 	}
 	res->ops = n;
 }
@@ -325,9 +333,7 @@ static void run_w3c(struct result *res)
 			advance_to(t);
 		t1 = vclock_real_ns();
 		scan_missed(n, UINT64_MAX);
-		res->ns[res->done++] = per_op(t0, t1, n);
-		add_check(res);
-		peer_close();
+		end_repetition(res, t0, t1, n);
 	}
 	res->ops = n;
 }
@@ -358,9 +364,7 @@ static void run_w4(struct result *res, uint32_t span_ms)
 		}
 		t1 = vclock_real_ns();
 		scan_missed(n, t);
-		res->ns[res->done++] = per_op(t0, t1, ops);
-		add_check(res);
-		peer_close();
+		end_repetition(res, t0, t1, ops);
 	}
 	res->ops = ops;
 	free(idx);
@@ -438,9 +442,7 @@ static void run_w5(struct result *res)
 		t1 = vclock_real_ns();
 		bench_on_fire = NULL;
 		scan_missed(pool, t);
-		res->ns[res->done++] = per_op(t0, t1, reqs);
-		add_check(res);
-		peer_close();
+		end_repetition(res, t0, t1, reqs);
 	}
 	res->ops = reqs;
 	free(pool_free);
@@ -478,7 +480,11 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'n': n = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'w': work = optarg; break;
-		case 'r': reps = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'r':
+			reps = (unsigned)strtoul(optarg, NULL, 0);
+			if (reps < 1 || reps > MAX_REPS)
+				usage();
+			break;
 		case 'm': min_ops = strtoull(optarg, NULL, 0); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'o': out = optarg; break;
