@@ -29,6 +29,18 @@ static inline int tw_test_refused(int r)
 
 static int tw_test_skips;
 
+/* A test on a kernel that refuses io_uring is skipped, loudly: it must
+ * never pass without having tested anything. */
+static inline void tw_test_skip_if_refused(int r)
+{
+	if (tw_test_refused(r)) {
+		print_message("SKIP: the kernel refuses io_uring here (%s); "
+			      "the io_uring backend is NOT tested\n", strerror(-r));
+		tw_test_skips++;
+		skip();
+	}
+}
+
 /* Exit status for main(): 77 tells meson the whole run was skipped. */
 static inline int tw_test_exit(int failed)
 {
@@ -43,12 +55,7 @@ static inline void tw_test_ring_init(struct io_uring *ring, unsigned entries, un
 	memset(&p, 0, sizeof(p));
 	p.flags = flags;
 	r = io_uring_queue_init_params(entries, ring, &p);
-	if (tw_test_refused(r)) {
-		print_message("SKIP: the kernel refuses io_uring here (%s); "
-			      "the io_uring backend is NOT tested\n", strerror(-r));
-		tw_test_skips++;
-		skip();
-	}
+	tw_test_skip_if_refused(r);
 	assert_int_equal(r, 0);
 }
 
@@ -58,12 +65,7 @@ static inline void tw_test_loop_init(struct tw_uring **u, struct tw_wheel *w,
 {
 	int r = tw_uring_loop_init(u, w, opt);
 
-	if (tw_test_refused(r)) {
-		print_message("SKIP: the kernel refuses io_uring here (%s); "
-			      "the io_uring backend is NOT tested\n", strerror(-r));
-		tw_test_skips++;
-		skip();
-	}
+	tw_test_skip_if_refused(r);
 	assert_int_equal(r, 0);
 }
 
