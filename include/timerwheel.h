@@ -148,9 +148,12 @@ struct tw_stats {
  * Called (1) from tw_add()/tw_mod() when the next expiry moves earlier than
  * the last value passed to the hook, (2) from tw_del() when the wheel becomes
  * empty, with UINT64_MAX, and (3) at the end of every tw_advance(), with
- * the next expiry then. It is never called while callbacks run. A backend
- * arms its single OS timer for @next here. The hook must not call back into
- * the wheel.
+ * the next expiry then (UINT64_MAX if a callback destroyed the wheel). It
+ * is never called while callbacks run. A backend arms its single OS timer
+ * for @next here. The hook must not call back into the wheel.
+ *
+ * An installed hook holds the wheel: a destroyed wheel's memory is
+ * released only once the hook is removed (see tw_wheel_destroy()).
  *
  * Return: 1 if the hook started, moved or stopped the OS timer, else 0
  * (counted in &tw_stats.os_rearms).
@@ -183,14 +186,26 @@ TW_API int tw_wheel_create(struct tw_wheel **out, const struct tw_config *cfg, u
  * tw_wheel_destroy - free a wheel
  * @w: the wheel, or NULL (then nothing happens)
  *
- * Timers still armed become idle (tw_pending() is false) and are never
- * called; their memory may be released right after this call.
+ * Timers still armed become idle at once (tw_pending() is false) and are
+ * never called; their memory may be released right after this call. A
+ * second call on the same wheel, while its memory is still held (below),
+ * does nothing.
  *
- * From inside one of @w's callbacks, the same happens at once, but the
- * memory is released when that callback returns: no further callback of
- * @w runs in that advance, tw_advance() then returns, and the program must
- * not use @w again (as the callback cannot tell, tw_add() and tw_mod() on
- * @w return -EINVAL until it returns).
+ * The wheel's own memory is released when nothing holds it any longer:
+ *
+ * - From inside one of @w's callbacks, when that tw_advance() returns. No
+ *   further callback of @w runs in that advance.
+ * - While a notify hook is installed (a backend drives @w), when the hook
+ *   is removed: tw_set_notify(@w, NULL), which tw_uv_close() and
+ *   tw_uring_detach() do. Until then the backend may still read @w; the
+ *   hook is called once more with UINT64_MAX if the destroy came from a
+ *   callback, so it can stop its OS timer.
+ *
+ * Until it is released, a destroyed wheel holds no timer: tw_add(),
+ * tw_mod() and tw_advance() return -EINVAL (tw_advance() from a callback
+ * -EBUSY), tw_set_notify() with a hook -EINVAL, tw_del() of an idle timer
+ * 0, tw_count() 0 and tw_next_expiry() UINT64_MAX. Once released, @w must
+ * not be used again.
  */
 TW_API void tw_wheel_destroy(struct tw_wheel *w);
 
@@ -293,8 +308,9 @@ TW_API uint64_t tw_forward(struct tw_timer *t, uint64_t now, uint64_t period);
  * hours with nothing due costs a handful of bit operations. A @now earlier
  * than tw_now() is a no-op that returns 0.
  *
- * Return: the number of callbacks called, -EINVAL if @w is NULL, -EBUSY if
- * called from one of @w's callbacks.
+ * Return: the number of callbacks called, -EINVAL if @w is NULL or was
+ * destroyed (see tw_wheel_destroy()), -EBUSY if called from one of @w's
+ * callbacks.
  */
 TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
 
@@ -341,8 +357,12 @@ TW_API uint64_t tw_tick(const struct tw_wheel *w);
  * @fn:  the hook, or NULL to remove it
  * @arg: passed to the hook
  *
- * Return: 0, -EINVAL if @w is NULL, -EBUSY if a hook is installed and @fn
- * is not NULL (one backend per wheel).
+ * Removing the hook from a destroyed wheel releases the wheel (see
+ * tw_wheel_destroy()).
+ *
+ * Return: 0, -EINVAL if @w is NULL, or @fn is not NULL and @w was
+ * destroyed; -EBUSY if a hook is installed and @fn is not NULL (one backend
+ * per wheel).
  */
 TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
 

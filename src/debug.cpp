@@ -18,7 +18,6 @@ namespace {
 struct entry {
 	const tw_wheel *w; // nullptr: empty
 	uint32_t id;
-	bool dying;
 };
 
 entry *table;
@@ -114,50 +113,25 @@ namespace tw::debug {
 bool wheel_created(const tw_wheel *w, uint32_t id)
 {
 	guard g;
-	size_t i = find(w);
-	if (i != capacity) { // a dying wheel's memory, freed and reused by now
-		table[i] = entry{ w, id, false };
-		return true;
-	}
 	if ((used + 1) * 2 > capacity && !grow())
 		return false;
-	place(entry{ w, id, false });
+	place(entry{ w, id });
 	used++;
 	return true;
 }
 
-static void remove_locked(size_t i)
+void wheel_freed(const tw_wheel *w)
 {
+	guard g;
+	size_t i = find(w);
+	if (i == capacity)
+		return;
 	erase(i);
 	if (--used == 0) {
 		free(table);
 		table = nullptr;
 		capacity = 0;
 	}
-}
-
-void wheel_destroyed(const tw_wheel *w)
-{
-	guard g;
-	size_t i = find(w);
-	if (i != capacity)
-		remove_locked(i);
-}
-
-void wheel_dying(const tw_wheel *w)
-{
-	guard g;
-	size_t i = find(w);
-	if (i != capacity)
-		table[i].dying = true;
-}
-
-void wheel_advanced(const tw_wheel *w)
-{
-	guard g;
-	size_t i = find(w);
-	if (i != capacity && table[i].dying)
-		remove_locked(i);
 }
 
 void require_live(const tw_wheel *w, const char *fn)

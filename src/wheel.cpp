@@ -117,16 +117,31 @@ void tw_wheel::idle_all_timers()
 	count = 0;
 }
 
-// From inside a callback the wheel is still in use by tw_advance, which
-// frees it once the callback returns; its timers are idle at once, so the
-// program may release their memory right away.
+// A destroyed wheel's timers are idle at once, so the program may release
+// their memory right away. The wheel's own memory waits for the last party
+// that still holds it: a running tw_advance (destroyed from a callback), or
+// a backend whose notify hook is installed and which will read the wheel
+// again when its OS timer fires. Both backends thus get one rule: the wheel
+// goes when the backend lets go of it.
 void tw_wheel::destroy()
 {
 	idle_all_timers();
-	if (running)
-		dying = true;
-	else
-		free(this);
+	destroyed = true;
+}
+
+// Frees a destroyed wheel that nobody holds any longer; true if it did.
+bool tw_wheel::release_if_unused()
+{
+	if (!destroyed || running || notify)
+		return false;
+	free(this);
+	return true;
+}
+
+void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
+{
+	notify = fn;
+	notify_arg = fn ? arg : nullptr;
 }
 
 // The clock's tick for a time: rounded down, except that UINT64_MAX reaches
@@ -265,7 +280,7 @@ int tw_wheel::add(tw_timer *t, uint64_t expires)
 {
 	if (t->tw__where != tw::where_idle)
 		return -EBUSY;
-	if (dying)
+	if (destroyed)
 		return -EINVAL;
 	notify_earlier(arm(t, expires));
 	return 0;
@@ -273,7 +288,7 @@ int tw_wheel::add(tw_timer *t, uint64_t expires)
 
 int tw_wheel::mod(tw_timer *t, uint64_t expires)
 {
-	if (dying)
+	if (destroyed)
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
 		notify_earlier(arm(t, expires));
@@ -431,18 +446,22 @@ int tw_wheel::run_expired_timers()
 	return fired;
 }
 
+// The caller (capi.cpp) frees a wheel destroyed from a callback once this
+// returns: see release_if_unused().
 int tw_wheel::advance(uint64_t now)
 {
 	if (running)
 		return -EBUSY;
+	if (destroyed)
+		return -EINVAL;
 	if (now < now_ns)
 		return 0;
 
 	collect_expired_timers(tick_of_now(now));
 	now_ns = now;
 	int fired = run_expired_timers();
-	if (dying) {
-		free(this);
+	if (destroyed) {
+		notify_now(UINT64_MAX);
 		return fired;
 	}
 

@@ -131,7 +131,7 @@ struct harness {
 	uint64_t hook_calls = 0;
 	FILE *devnull = nullptr;
 	bool quiet = false; // callbacks do nothing (while draining)
-	bool dying = false; // destroyed from a callback: gone when tw_advance returns
+	bool dying = false; // destroyed from a callback: held by our hook until we remove it
 
 	// totals, for the report
 	uint64_t ops = 0, fired_total = 0, advances = 0, wheels = 0, frees = 0;
@@ -314,6 +314,7 @@ struct harness {
 		if (!w)
 			return;
 		tw_wheel_destroy(w);
+		TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
 		w = nullptr;
 		for (timer *t : timers)
 			if (t) {
@@ -412,8 +413,14 @@ struct harness {
 				    (unsigned long long)to);
 		TWH_REQUIRE(*this, fired_now <= expect, "more fired than due");
 		if (dying) {
-			// Freed by tw_advance: carry on with a new wheel of the same shape.
+			// Our hook holds the destroyed wheel: it was told the wheel is
+			// empty, the wheel refuses work, and removing the hook frees it.
+			// Then carry on with a new wheel of the same shape.
 			dying = false;
+			TWH_REQUIRE(*this, notified == UINT64_MAX, "the hook was not told a destroyed wheel is empty");
+			TWH_REQUIRE(*this, tw_count(w) == 0 && tw_next_expiry(w) == UINT64_MAX, "a destroyed wheel holds timers");
+			TWH_REQUIRE(*this, tw_advance(w, to) == -EINVAL, "tw_advance on a destroyed wheel");
+			TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
 			w = nullptr;
 			new_wheel(tick, slot_bits, now);
 			advances++;
