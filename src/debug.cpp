@@ -5,6 +5,7 @@
 // lock because wheels of different threads share it. It lives only while
 // wheels do, so a program that destroys its wheels leaks nothing.
 #include "debug.hpp"
+#include "spin.hpp"
 
 #if TW_DEBUG_CHECKS
 
@@ -25,14 +26,6 @@ size_t capacity; // 0 or a power of two
 size_t used;
 bool locked;
 
-struct guard {
-	guard()
-	{
-		while (__atomic_test_and_set(&locked, __ATOMIC_ACQUIRE))
-			;
-	}
-	~guard() { __atomic_clear(&locked, __ATOMIC_RELEASE); }
-};
 
 size_t home(const tw_wheel *w)
 {
@@ -112,7 +105,7 @@ namespace tw::debug {
 
 bool wheel_created(const tw_wheel *w, uint32_t id)
 {
-	guard g;
+	tw::spin_guard g(locked);
 	if ((used + 1) * 2 > capacity && !grow())
 		return false;
 	place(entry{ w, id });
@@ -122,7 +115,7 @@ bool wheel_created(const tw_wheel *w, uint32_t id)
 
 void wheel_freed(const tw_wheel *w)
 {
-	guard g;
+	tw::spin_guard g(locked);
 	size_t i = find(w);
 	if (i == capacity)
 		return;
@@ -138,7 +131,7 @@ void require_live(const tw_wheel *w, const char *fn)
 {
 	bool live;
 	{
-		guard g;
+		tw::spin_guard g(locked);
 		live = find(w) != capacity;
 	}
 	if (!live)
@@ -147,7 +140,7 @@ void require_live(const tw_wheel *w, const char *fn)
 
 bool id_live(uint32_t id)
 {
-	guard g;
+	tw::spin_guard g(locked);
 	for (size_t i = 0; i < capacity; i++)
 		if (table[i].w && table[i].id == id)
 			return true;

@@ -23,21 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids.hpp"
 #include "level.hpp"
 
 using tw::tail_list;
 
 namespace {
-
-uint32_t allocate_wheel_id()
-{
-	static uint32_t last_id;
-	uint32_t id;
-	do
-		id = __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
-	while (id == 0);
-	return id;
-}
 
 // a + b * n, or UINT64_MAX if that does not fit.
 uint64_t add_periods(uint64_t a, uint64_t b, uint64_t n)
@@ -71,6 +62,11 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, size));
 	if (!w)
 		return -ENOMEM;
+	w->id = tw::ids::take();
+	if (!w->id) {
+		free(w);
+		return -ENOMEM;
+	}
 
 	w->tick_ns = tick_ns;
 	w->slot_bits = slot_bits;
@@ -80,7 +76,6 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->last_whole_tick = UINT64_MAX / tick_ns;
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
-	w->id = allocate_wheel_id();
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slot_min = w->occupied + levels;
 	for (size_t i = 0; i < nslots; i++)
@@ -134,6 +129,7 @@ bool tw_wheel::release_if_unused()
 {
 	if (!destroyed || running || notify)
 		return false;
+	tw::ids::give_back(id);
 	free(this);
 	return true;
 }
