@@ -99,6 +99,9 @@ typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer
  * advance's `now`: it never drifts, and a timer that fell more than a period
  * behind skips to the next future multiple instead of firing a burst.
  * Stop it with tw_del(), also from its own callback (it is pending there).
+ * The re-arm saturates at UINT64_MAX; a timer that fires when `now` is
+ * UINT64_MAX is not re-armed (no later time exists) and is idle in its
+ * callback.
  */
 struct tw_periodic {
 	struct tw_timer timer;
@@ -290,11 +293,13 @@ TW_API bool tw_pending(const struct tw_timer *t);
  * @period: the period in ns
  *
  * Like the kernel's hrtimer_forward(): t->expires becomes
- * expires + n * period with the smallest n that makes it later than @now
- * (saturating at UINT64_MAX). Arm it afterwards with tw_add(). Drift-free,
- * and skips missed periods instead of bursting.
+ * expires + n * period with the smallest n that makes it later than @now.
+ * Both saturate at UINT64_MAX: the expiry is then UINT64_MAX, which is not
+ * later than a @now of UINT64_MAX (no time is). Arm it afterwards with
+ * tw_add(). Drift-free, and skips missed periods instead of bursting.
  *
- * Return: n, the number of periods added; 0 if @t is NULL or pending,
+ * Return: n, the number of periods added (UINT64_MAX if it does not fit,
+ * e.g. expiry 0, @now UINT64_MAX, @period 1); 0 if @t is NULL or pending,
  * @period is 0, or the expiry is already later than @now.
  */
 TW_API uint64_t tw_forward(struct tw_timer *t, uint64_t now, uint64_t period);

@@ -45,7 +45,10 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 {
 	if (t->expires > now)
 		return 0;
-	uint64_t n = (now - t->expires) / period + 1;
+	// q + 1 overflows only for a period of 1 ns across all of time: n
+	// saturates, as the expiry does.
+	uint64_t q = (now - t->expires) / period;
+	uint64_t n = q == UINT64_MAX ? UINT64_MAX : q + 1;
 	t->expires = add_periods(t->expires, period, n);
 	return n;
 }
@@ -425,11 +428,14 @@ int tw_wheel::run_expired_timers()
 		unlink(t);
 		if (t->tw__flags & tw::flag_periodic) {
 			// Re-armed before its callback, so the callback may stop it.
-			// A period set to 0 after init ends the repetition.
+			// A period set to 0 after init ends the repetition, and so
+			// does the end of time: at now == UINT64_MAX no expiry is
+			// later, and the saturated one would fire in every advance.
 			tw_periodic *p = tw_container_of(t, tw_periodic, timer);
 			if (p->period) {
 				tw__forward(t, now_ns, p->period);
-				arm(t, t->expires);
+				if (t->expires > now_ns)
+					arm(t, t->expires);
 			}
 		}
 		stats.fired++;

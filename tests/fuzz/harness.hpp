@@ -27,6 +27,8 @@
 
 #include <timerwheel.h>
 
+#include "../model.h"
+
 namespace twh {
 
 // Decisions: the fuzzer's bytes (zeros once they run out) or splitmix64.
@@ -457,15 +459,17 @@ struct harness {
 		h.fired_total++;
 		h.stats.fired++;
 
-		if (t.periodic && t.p.period) {
+		uint64_t n, e = 0;
+		if (t.periodic && t.p.period)
+			e = tw_model_forward(t.expires, h.now, t.p.period, &n);
+		if (e > h.now) {
 			// Re-armed before the callback at expires + n * period > now.
-			uint64_t n = (h.now - t.expires) / t.p.period + 1;
-			uint64_t e = sat_add(t.expires, sat_mul(t.p.period, n));
 			TWH_REQUIRE(h, tw_pending(tt), "periodic timer %d not pending in its callback", t.id);
 			TWH_REQUIRE(h, tt->expires == e, "periodic timer %d re-armed at %llu, model %llu", t.id,
 				    (unsigned long long)tt->expires, (unsigned long long)e);
 			h.model_arm(t, e);
 		} else {
+			// One-shot, period 0, or no later time to re-arm at.
 			TWH_REQUIRE(h, !tw_pending(tt), "one-shot timer %d pending in its callback", t.id);
 		}
 		h.in_callback++;
@@ -581,8 +585,7 @@ struct harness {
 		uint64_t period = random_period();
 		uint64_t at = random_expiry();
 		uint64_t e = t.p.timer.expires;
-		uint64_t n = e > at ? 0 : (at - e) / period + 1;
-		uint64_t want = n ? sat_add(e, sat_mul(period, n)) : e;
+		uint64_t n, want = tw_model_forward(e, at, period, &n);
 		uint64_t r = tw_forward(&t.p.timer, at, period);
 		TWH_REQUIRE(*this, r == n && t.p.timer.expires == want, "tw_forward(%llu, %llu, %llu) = %llu -> %llu",
 			    (unsigned long long)e, (unsigned long long)at, (unsigned long long)period,
