@@ -125,7 +125,10 @@ struct tw_config {
  * @armed:        timers armed by tw_add() and tw_mod(), periodic re-arms included
  * @fired:        callbacks called
  * @cancelled:    pending timers disarmed by tw_del()
- * @cascaded:     timers moved from a coarser level to a finer one
+ * @cascaded:     timers moved from a coarser level to a finer one (or from
+ *                a coarser level straight to the due list); a timer re-armed
+ *                later and placed again at its own or a coarser level is not
+ *                counted
  * @advances:     calls of tw_advance() that moved or kept time (wake-ups)
  * @idle_advances: wake-ups that fired nothing (cascades only, or early wake-ups)
  * @notifies:     calls of the notify hook
@@ -149,11 +152,18 @@ struct tw_stats {
  * @arg:  the argument given to tw_set_notify()
  *
  * Called (1) from tw_add()/tw_mod() when the next expiry moves earlier than
- * the last value passed to the hook, (2) from tw_del() when the wheel becomes
- * empty, with UINT64_MAX, and (3) at the end of every tw_advance(), with
- * the next expiry then (UINT64_MAX if a callback destroyed the wheel). It
- * is never called while callbacks run. A backend arms its single OS timer
- * for @next here. The hook must not call back into the wheel.
+ * the last value passed to the hook, or when the wheel was empty; (2) from
+ * tw_del() when the wheel becomes empty, with UINT64_MAX; and (3) at the
+ * end of every tw_advance() that moved or kept the clock, with the next
+ * expiry then (UINT64_MAX if a callback destroyed the wheel). A backward
+ * tw_advance() is a no-op and calls nothing. The hook is never called
+ * while callbacks run. A backend arms its single OS timer for @next here.
+ *
+ * @next is UINT64_MAX both for an empty wheel and for one whose timers fire
+ * only at UINT64_MAX; tw_count() tells them apart, and a loop should stay
+ * alive for the second, as it would for a native timer with the largest
+ * timeout. The hook may read the wheel (tw_count(), tw_next_expiry(),
+ * tw_now()) but must not change it.
  *
  * An installed hook holds the wheel: a destroyed wheel's memory is
  * released only once the hook is removed (see tw_wheel_destroy()).
@@ -326,12 +336,14 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  * The earliest moment a timer can fire: the first non-empty bucket of the
  * lowest non-empty level (through occupancy bitmaps, O(1)), no earlier than
  * the lower bound that bucket keeps on its timers' ticks. Never later than
- * the earliest timer's firing time; exactly that time unless timers were
- * cancelled or re-armed later since; tw_now() if a timer is already due.
+ * the earliest timer's firing time; exactly that time unless a timer left
+ * that bucket since it was armed (cancelled, or re-armed to any other time:
+ * the bound is not raised when a timer leaves); tw_now() if a timer is
+ * already due.
  * Cascades happen inside the advance that reaches this moment, so a loop
  * that sleeps until it wakes only to fire timers (wake-ups without work
- * come only from cancellations and later re-arms, and are counted in
- * &tw_stats.idle_advances).
+ * come only from cancellations and re-arms, at most one per bucket left
+ * early, and are counted in &tw_stats.idle_advances).
  *
  * Return: the time in ns, or UINT64_MAX if nothing is armed (or the
  * earliest timer fires only at UINT64_MAX, or @w is NULL).
@@ -411,8 +423,9 @@ TW_API int tw_timer_bucket(const struct tw_wheel *w, const struct tw_timer *t, u
  * @w:   the wheel
  * @out: the stream, e.g. stdout
  *
- * One line per non-empty level: its slot width, the clock's digit and
- * each occupied slot with its timer count. With @verbose, each timer's
+ * One line for each level from 0 up to the highest occupied one (level 0
+ * alone for an empty wheel): its slot width, the clock's digit and each
+ * occupied slot with its timer count. With @verbose, each timer's
  * expiry is listed under its slot. O(timers) with @verbose.
  *
  * Return: 0, -EINVAL if @w or @out is NULL.

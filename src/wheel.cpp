@@ -175,6 +175,26 @@ unsigned tw_wheel::calc_wheel_level(uint64_t exp_tick) const
 	return level_of_bit[tw::msb64(exp_tick ^ now_tick)];
 }
 
+// The slot for a tick after the clock: its level and that level's digit of
+// the tick, as one index. Computed once per placement and handed to
+// enqueue(), which needs nothing else.
+size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
+{
+	unsigned level = calc_wheel_level(exp_tick);
+	unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
+	return (static_cast<size_t>(level) << slot_bits) | slot;
+}
+
+// The earliest tick at which a slot can fire a timer: its start, or the
+// lower bound on its timers' ticks if that is later (see next_firing_tick).
+uint64_t tw_wheel::slot_bound(size_t index) const
+{
+	unsigned level = static_cast<unsigned>(index >> slot_bits);
+	unsigned slot = static_cast<unsigned>(index & slot_mask);
+	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
+	return slot_min[index] > start ? slot_min[index] : start;
+}
+
 // The earliest timer is in the first occupied slot of the lowest non-empty
 // level (level.hpp says why no other slot can come first), and it can fire
 // no earlier than the lower bound that slot keeps:
@@ -187,9 +207,7 @@ uint64_t tw_wheel::next_firing_tick() const
 		return UINT64_MAX;
 	unsigned level = tw::lsb64(level_mask);
 	unsigned slot = tw::lsb64(occupied[level]);
-	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
-	uint64_t bound = slot_min[(static_cast<size_t>(level) << slot_bits) | slot];
-	return bound > start ? bound : start;
+	return slot_bound((static_cast<size_t>(level) << slot_bits) | slot);
 }
 
 uint64_t tw_wheel::next_expiry() const
@@ -200,22 +218,17 @@ uint64_t tw_wheel::next_expiry() const
 	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
 }
 
-// Put a timer whose tick lies after the clock into its slot. Returns the
-// earliest tick at which that slot can fire a timer (see next_firing_tick).
-uint64_t tw_wheel::enqueue(tw_timer *t, uint64_t exp_tick)
+// Put a timer whose tick lies after the clock into slot `index`, which
+// calc_wheel_index() gave for that tick.
+void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t exp_tick)
 {
-	unsigned level = calc_wheel_level(exp_tick);
-	unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
-	size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
-
+	unsigned level = static_cast<unsigned>(index >> slot_bits);
 	tw::hlist_add_head(&slot_heads(index)[next_lane++ & (tw::lanes - 1)], t);
 	if (exp_tick < slot_min[index])
 		slot_min[index] = exp_tick;
 	t->tw__where = static_cast<uint16_t>(tw::where_slot0 + index);
-	occupied[level] |= uint64_t{1} << slot;
+	occupied[level] |= uint64_t{1} << (index & slot_mask);
 	level_mask |= uint64_t{1} << level;
-	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
-	return slot_min[index] > start ? slot_min[index] : start;
 }
 
 // Arm an idle timer. Returns when the wheel will look at it next (ns).
@@ -232,7 +245,10 @@ uint64_t tw_wheel::arm(tw_timer *t, uint64_t expires)
 			fresh = t;
 		return now_ns;
 	}
-	return ns_of_tick(enqueue(t, tick_of_expiry(expires)));
+	uint64_t exp_tick = tick_of_expiry(expires);
+	size_t index = calc_wheel_index(exp_tick);
+	enqueue(t, index, exp_tick);
+	return ns_of_tick(slot_bound(index));
 }
 
 void tw_wheel::unlink(tw_timer *t)
@@ -267,11 +283,12 @@ void tw_wheel::notify_now(uint64_t when)
 		stats.os_rearms++;
 }
 
-// Tell the backend only when the wheel needs it sooner than it was told:
-// a later timer costs the backend nothing.
-void tw_wheel::notify_earlier(uint64_t when)
+// Tell the backend only what changes its plans: a next expiry earlier than
+// it was told, or a wheel that holds a timer again (one that fires only at
+// UINT64_MAX too: it keeps a loop alive). A later timer costs it nothing.
+void tw_wheel::notify_armed(uint64_t when, bool was_empty)
 {
-	if (when < notified && !running)
+	if ((when < notified || was_empty) && !running)
 		notify_now(when);
 }
 
@@ -281,7 +298,8 @@ int tw_wheel::add(tw_timer *t, uint64_t expires)
 		return -EBUSY;
 	if (destroyed)
 		return -EINVAL;
-	notify_earlier(arm(t, expires));
+	bool was_empty = count == 0;
+	notify_armed(arm(t, expires), was_empty);
 	return 0;
 }
 
@@ -290,7 +308,8 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 	if (destroyed)
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
-		notify_earlier(arm(t, expires));
+		bool was_empty = count == 0;
+		notify_armed(arm(t, expires), was_empty);
 		return 0;
 	}
 	if (t->tw__owner != id)
@@ -313,21 +332,19 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 	// An earlier expiry within the same slot only lowers the bound.
 	if (t->tw__where >= tw::where_slot0 && expires > now_ns) {
 		uint64_t exp_tick = tick_of_expiry(expires);
-		unsigned level = calc_wheel_level(exp_tick);
-		unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
-		size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
+		size_t index = calc_wheel_index(exp_tick);
 		if (t->tw__where == tw::where_slot0 + index) {
 			t->expires = expires;
 			stats.armed++;
 			if (exp_tick < slot_min[index]) {
 				slot_min[index] = exp_tick;
-				notify_earlier(ns_of_tick(next_firing_tick()));
+				notify_armed(ns_of_tick(next_firing_tick()), false);
 			}
 			return 1;
 		}
 	}
 	unlink(t);
-	notify_earlier(arm(t, expires));
+	notify_armed(arm(t, expires), false);
 	return 1;
 }
 
@@ -339,7 +356,7 @@ int tw_wheel::del(tw_timer *t)
 		return -EINVAL;
 	unlink(t);
 	stats.cancelled++;
-	if (count == 0 && !running && notified != UINT64_MAX)
+	if (count == 0 && !running)
 		notify_now(UINT64_MAX);
 	return 1;
 }
@@ -369,24 +386,27 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 	}
 }
 
-// The clock has just reached the start of a slot, now detached: place its
-// timers again relative to the clock. Each is due, or lands in a later
-// slot: a finer level when a higher slot cascades, or wherever its expiry
-// now belongs if it was re-armed later while it waited (see mod()). Every
-// timer leaving a higher level counts as cascaded; at level 0 only those
-// placed again do.
-void tw_wheel::place_again(tw_timer **chains, bool cascading)
+// The clock has just reached the start of a slot of `from_level`, now
+// detached: place its timers again relative to the clock. Each is due, or
+// lands in a later slot: a finer level when a higher slot cascades, or
+// wherever its expiry now belongs if it was re-armed later while it waited
+// (see mod()), which may be a coarser level. Only the moves to a finer
+// level (or from a higher level to the due list) count as cascaded.
+void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 {
-	walk_lanes(chains, [this, cascading](tw_timer *t) {
+	walk_lanes(chains, [this, from_level](tw_timer *t) {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
-		bool due_now = exp_tick <= now_tick;
-		if (due_now) {
+		unsigned to_level;
+		if (exp_tick <= now_tick) {
 			due.append(t);
 			t->tw__where = tw::where_due;
+			to_level = 0;
 		} else {
-			enqueue(t, exp_tick);
+			size_t index = calc_wheel_index(exp_tick);
+			enqueue(t, index, exp_tick);
+			to_level = static_cast<unsigned>(index >> slot_bits);
 		}
-		if (cascading || !due_now)
+		if (to_level < from_level)
 			stats.cascaded++;
 	});
 }
@@ -415,7 +435,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			level_mask &= ~(uint64_t{1} << level);
 		slot_min[index] = UINT64_MAX;
 
-		place_again(chains, level > 0);
+		place_again(chains, level);
 	}
 	now_tick = target_tick;
 }

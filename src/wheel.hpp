@@ -84,6 +84,8 @@ struct tw_wheel {
 	uint64_t tick_of_expiry(uint64_t ns) const;
 	uint64_t ns_of_tick(uint64_t tick) const;
 	unsigned calc_wheel_level(uint64_t exp_tick) const;
+	size_t calc_wheel_index(uint64_t exp_tick) const;
+	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
 	tw_timer *const *slot_heads(size_t index) const { return slots + (index << tw::lane_bits); }
 	tw_timer **slot_heads(size_t index) { return slots + (index << tw::lane_bits); }
@@ -91,12 +93,12 @@ struct tw_wheel {
 
 private:
 	uint64_t arm(tw_timer *t, uint64_t expires);
-	uint64_t enqueue(tw_timer *t, uint64_t exp_tick);
+	void enqueue(tw_timer *t, size_t index, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	void collect_expired_timers(uint64_t target_tick);
-	void place_again(tw_timer **chains, bool cascading);
+	void place_again(tw_timer **chains, unsigned from_level);
 	int run_expired_timers();
-	void notify_earlier(uint64_t when);
+	void notify_armed(uint64_t when, bool was_empty);
 	void notify_now(uint64_t when);
 };
 

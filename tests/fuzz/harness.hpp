@@ -131,6 +131,7 @@ struct harness {
 	tw_stats stats{};       // what the wheel's counters must say
 	uint64_t notified = UINT64_MAX;
 	uint64_t hook_calls = 0;
+	bool told_empty = true; // what the hook last saw: a loop lives on it
 	FILE *devnull = nullptr;
 	bool quiet = false; // callbacks do nothing (while draining)
 	bool dying = false; // destroyed from a callback: held by our hook until we remove it
@@ -288,6 +289,7 @@ struct harness {
 		TWH_REQUIRE(h, wh == h.w, "hook called for another wheel");
 		TWH_REQUIRE(h, !h.in_callback, "hook called while callbacks run");
 		h.notified = next;
+		h.told_empty = tw_count(wh) == 0; // the hook may read the wheel
 		h.hook_calls++;
 		return 1;
 	}
@@ -304,6 +306,7 @@ struct harness {
 		now = start;
 		stats = tw_stats{};
 		notified = UINT64_MAX;
+		told_empty = true;
 		hook_calls = 0;
 		TWH_REQUIRE(*this, tw_set_notify(w, on_notify, this) == 0, "set_notify");
 		TWH_REQUIRE(*this, tw_set_notify(w, on_notify, this) == -EBUSY, "second hook accepted");
@@ -661,6 +664,8 @@ struct harness {
 		TWH_REQUIRE(*this, tw_count(w) == armed.size(), "tw_count %zu, model %zu", tw_count(w), armed.size());
 		TWH_REQUIRE(*this, tw_now(w) == now, "tw_now");
 		uint64_t next = tw_next_expiry(w);
+		TWH_REQUIRE(*this, told_empty == armed.empty(), "the hook was last told the wheel is %s, it holds %zu timers",
+			    told_empty ? "empty" : "not empty", armed.size());
 		if (!armed.empty()) {
 			uint64_t first = fire_ns(armed.begin()->first);
 			TWH_REQUIRE(*this, next <= first, "next expiry %llu is after the first firing %llu",
