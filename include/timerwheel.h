@@ -82,10 +82,10 @@ struct tw_timer {
 	uint8_t tw__magic; /* set by tw_timer_init() */
 };
 
-#if defined(__cplusplus)
+#if defined(__cplusplus) && __cplusplus >= 201103L
 static_assert(sizeof(void *) != 8 || sizeof(struct tw_timer) <= 40,
 	      "struct tw_timer is at most 40 bytes on 64-bit targets");
-#else
+#else /* C, and C++98/03, which have no static_assert */
 typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer) <= 40) ? 1 : -1];
 #endif
 
@@ -178,9 +178,13 @@ typedef int (*tw_notify_fn)(struct tw_wheel *w, uint64_t next, void *arg);
  * @ptr:    pointer to the member, e.g. the struct tw_timer * a callback gets
  * @type:   the outer struct's type
  * @member: the member's name within @type
+ *
+ * @ptr may point to const (e.g. in a function taking a const timer); the
+ * result is a plain @type *, so keep the const yourself if it matters. The
+ * arithmetic goes through an integer so that -Wcast-qual stays quiet.
  */
 #define tw_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+	((type *)(uintptr_t)((uintptr_t)(ptr) - offsetof(type, member)))
 
 /**
  * tw_wheel_create - make a wheel whose clock starts at @now
