@@ -14,9 +14,11 @@
 // their tick. Due timers go on the due list in tick order; when the clock
 // has reached `now`, the list is drained and the callbacks run.
 //
-// Timers armed while callbacks run and already due go on the due list
-// behind `fresh`, which the draining loop does not pass: they fire in the
-// next advance, so a callback that re-arms itself for "now" cannot livelock.
+// Callbacks run from a detached list, `ready`, as libuv, the kernel and
+// tokio run theirs: the due list is emptied before the first callback, so
+// a timer a callback arms already due lands on the due list again and
+// fires in the next advance. A callback that re-arms itself for "now"
+// cannot livelock.
 #include "wheel.hpp"
 
 #include <errno.h>
@@ -100,7 +102,9 @@ void tw_wheel::idle_all_timers()
 	for (tw_timer *t = due.first; t; t = t->tw__next)
 		t->tw__where = tw::where_idle, t->tw__owner = 0;
 	due.init();
-	fresh = nullptr;
+	for (tw_timer *t = ready; t; t = t->tw__next)
+		t->tw__where = tw::where_idle, t->tw__owner = 0;
+	ready = nullptr;
 	size_t nslots = static_cast<size_t>(levels) << slot_bits;
 	for (size_t i = 0; i < nslots << tw::lane_bits; i++) {
 		for (tw_timer *t = slots[i]; t; t = t->tw__next)
@@ -241,8 +245,6 @@ uint64_t tw_wheel::arm(tw_timer *t, uint64_t expires)
 	if (expires <= now_ns) {
 		due.append(t);
 		t->tw__where = tw::where_due;
-		if (running && !fresh)
-			fresh = t;
 		return now_ns;
 	}
 	uint64_t exp_tick = tick_of_expiry(expires);
@@ -254,9 +256,7 @@ uint64_t tw_wheel::arm(tw_timer *t, uint64_t expires)
 void tw_wheel::unlink(tw_timer *t)
 {
 	if (t->tw__where == tw::where_due) {
-		if (t == fresh)
-			fresh = t->tw__next;
-		due.remove(t);
+		due.remove(t); // or from `ready`: remove() leaves due's tail alone then
 	} else {
 		size_t index = t->tw__where - tw::where_slot0;
 		tw::hlist_del(t);
@@ -444,7 +444,11 @@ int tw_wheel::run_expired_timers()
 {
 	int fired = 0;
 	running = true;
-	for (tw_timer *t; (t = due.first) && t != fresh;) {
+	ready = due.first;
+	if (ready)
+		ready->tw__pprev = &ready;
+	due.init();
+	for (tw_timer *t; (t = ready);) {
 		unlink(t);
 		if (t->tw__flags & tw::flag_periodic) {
 			// Re-armed before its callback, so the callback may stop it.
@@ -463,7 +467,6 @@ int tw_wheel::run_expired_timers()
 			fired++;
 		t->fn(t);
 	}
-	fresh = nullptr;
 	running = false;
 	return fired;
 }

@@ -16,7 +16,7 @@ namespace tw {
 // Where a timer is, in tw_timer::tw__where.
 enum : uint16_t {
 	where_idle = 0,
-	where_due = 1,   // on the due list: fires in the current or the next advance
+	where_due = 1,   // on the due list (fires in the next advance) or on `ready` (in this one)
 	where_slot0 = 2, // where_slot0 + (level << slot_bits | slot): in a wheel slot
 };
 
@@ -56,7 +56,7 @@ struct tw_wheel {
 	uint64_t *slot_min;    // per slot: no timer in it has an earlier tick (UINT64_MAX if empty)
 	unsigned next_lane;    // round-robin: the lane the next enqueued timer goes to
 	tw::tail_list due;     // timers whose time has come, in the order they came due
-	tw_timer *fresh;       // while running: the first due timer armed by a callback
+	tw_timer *ready;       // while running: the due list detached, its callbacks not yet run
 
 	tw_notify_fn notify;
 	void *notify_arg;
