@@ -63,10 +63,9 @@ void check_links(const tw_wheel *w, const tw_timer *t, const char *fn)
 		tw::debug::warn(fn, "timer %p is armed on another wheel", (const void *)t);
 		return;
 	}
-	size_t slots = static_cast<size_t>(w->levels) << w->slot_bits;
-	if (t->tw__where >= tw::where_slot0 + slots)
+	if (tw_wheel::in_slot(t) && tw_wheel::index_of(t) >= w->nslots())
 		tw::debug::misuse(fn, "timer %p claims slot %zu of a wheel with %zu: overwritten?", (const void *)t,
-				  static_cast<size_t>(t->tw__where - tw::where_slot0), slots);
+				  tw_wheel::index_of(t), w->nslots());
 	if (!t->tw__pprev || *t->tw__pprev != t)
 		tw::debug::misuse(fn,
 				  "timer %p looks armed but is not on its wheel's lists: copied, moved or "
@@ -287,9 +286,8 @@ TW_API int tw_timer_bucket(const tw_wheel *w, const tw_timer *t, unsigned *level
 		return -EINVAL;
 	if (t->tw__where == tw::where_due)
 		return 1;
-	size_t index = t->tw__where - tw::where_slot0;
-	*level = static_cast<unsigned>(index >> w->slot_bits);
-	*slot = static_cast<unsigned>(index & w->slot_mask);
+	*level = w->level_of(tw_wheel::index_of(t));
+	*slot = w->slot_of(tw_wheel::index_of(t));
 	return 0;
 }
 

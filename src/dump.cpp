@@ -16,11 +16,11 @@ size_t list_length(const tw_timer *t)
 	return n;
 }
 
-size_t slot_length(tw_timer *const *heads)
+size_t slot_length(const tw::slot &slot)
 {
 	size_t n = 0;
 	for (unsigned lane = 0; lane < tw::lanes; lane++)
-		n += list_length(heads[lane]);
+		n += list_length(slot.lane[lane]);
 	return n;
 }
 
@@ -47,10 +47,9 @@ void tw_wheel::dump(FILE *out, bool verbose) const
 		unsigned clock_digit = tw::calc_wheel_slot(now_tick, level, slot_bits, slot_mask);
 		unsigned long long width = 1ull << (level * slot_bits);
 		fprintf(out, "  level %-2u slot = %llu tick%s: ", level, width, width == 1 ? "" : "s");
-		size_t row = static_cast<size_t>(level) << slot_bits;
 		if (slots_per_level <= 16) {
 			for (unsigned s = 0; s < slots_per_level; s++) {
-				size_t n = slot_length(slot_heads(row + s));
+				size_t n = slot_length(slots[index_of(level, s)]);
 				char mark = s == clock_digit ? '>' : ' ';
 				if (n)
 					fprintf(out, "[%c%2zu]", mark, n);
@@ -63,16 +62,16 @@ void tw_wheel::dump(FILE *out, bool verbose) const
 				fprintf(out, " empty");
 			for (unsigned s = 0; s < slots_per_level; s++)
 				if (occupied[level] >> s & 1)
-					fprintf(out, " slot %u: %zu", s, slot_length(slot_heads(row + s)));
+					fprintf(out, " slot %u: %zu", s, slot_length(slots[index_of(level, s)]));
 		}
 		fputc('\n', out);
 		if (verbose)
 			for (unsigned s = 0; s < slots_per_level; s++)
 				if (occupied[level] >> s & 1) {
 					fprintf(out, "    slot %u (due at tick %llu):\n", s,
-						(unsigned long long)tw::calc_slot_start(now_tick, level, s, slot_bits));
+						(unsigned long long)slot_start(index_of(level, s)));
 					for (unsigned lane = 0; lane < tw::lanes; lane++)
-						dump_expiries(slot_heads(row + s)[lane], out);
+						dump_expiries(slots[index_of(level, s)].lane[lane], out);
 				}
 	}
 }

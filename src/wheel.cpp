@@ -28,6 +28,10 @@
 #include "ids.hpp"
 #include "level.hpp"
 
+// The few steps of tw_add/tw_mod/tw_del that other paths share, inlined
+// into them: a call each would cost as much as the step.
+#define TW_HOT_INLINE inline __attribute__((always_inline))
+
 using tw::tail_list;
 
 namespace {
@@ -60,10 +64,9 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	uint64_t last_tick = UINT64_MAX / tick_ns + (UINT64_MAX % tick_ns != 0);
 	unsigned bits = tw::bit_width(last_tick);
 	unsigned levels = (bits + slot_bits - 1) / slot_bits;
-	size_t nheads = (static_cast<size_t>(levels) << slot_bits) << tw::lane_bits;
-
 	size_t nslots = static_cast<size_t>(levels) << slot_bits;
-	size_t size = sizeof(tw_wheel) + (levels + nslots) * sizeof(uint64_t) + nheads * sizeof(tw_timer *);
+	size_t size = sizeof(tw_wheel) + levels * sizeof(uint64_t) + nslots * sizeof(tw::slot);
+	static_assert(sizeof(tw::slot) % alignof(uint64_t) == 0, "slots follow the bitmaps");
 	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, size));
 	if (!w)
 		return -ENOMEM;
@@ -82,10 +85,9 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
-	w->slot_min = w->occupied + levels;
+	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
 	for (size_t i = 0; i < nslots; i++)
-		w->slot_min[i] = UINT64_MAX;
-	w->slots = reinterpret_cast<tw_timer **>(w->slot_min + nslots);
+		w->slots[i].clear();
 	w->due.init();
 	w->notified = UINT64_MAX;
 	for (unsigned b = 0; b < 64; b++)
@@ -105,14 +107,12 @@ void tw_wheel::idle_all_timers()
 	for (tw_timer *t = ready; t; t = t->tw__next)
 		t->tw__where = tw::where_idle, t->tw__owner = 0;
 	ready = nullptr;
-	size_t nslots = static_cast<size_t>(levels) << slot_bits;
-	for (size_t i = 0; i < nslots << tw::lane_bits; i++) {
-		for (tw_timer *t = slots[i]; t; t = t->tw__next)
-			t->tw__where = tw::where_idle, t->tw__owner = 0;
-		slots[i] = nullptr;
+	for (size_t i = 0; i < nslots(); i++) {
+		for (unsigned lane = 0; lane < tw::lanes; lane++)
+			for (tw_timer *t = slots[i].lane[lane]; t; t = t->tw__next)
+				t->tw__where = tw::where_idle, t->tw__owner = 0;
+		slots[i].clear();
 	}
-	for (size_t i = 0; i < nslots; i++)
-		slot_min[i] = UINT64_MAX;
 	for (unsigned level = 0; level < levels; level++)
 		occupied[level] = 0;
 	level_mask = 0;
@@ -160,43 +160,34 @@ uint64_t tw_wheel::tick_of_expiry(uint64_t ns) const
 	return ns / tick_ns + (ns % tick_ns != 0);
 }
 
-bool tw_wheel::slot_empty(size_t index) const
-{
-	tw_timer *const *heads = slot_heads(index);
-	for (unsigned lane = 0; lane < tw::lanes; lane++)
-		if (heads[lane])
-			return false;
-	return true;
-}
-
 uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
 {
 	return tick > last_whole_tick ? UINT64_MAX : tick * tick_ns;
 }
 
-unsigned tw_wheel::calc_wheel_level(uint64_t exp_tick) const
-{
-	return level_of_bit[tw::msb64(exp_tick ^ now_tick)];
-}
-
-// The slot for a tick after the clock: its level and that level's digit of
-// the tick, as one index. Computed once per placement and handed to
-// enqueue(), which needs nothing else.
+// The bucket for a tick after the clock: the level of the first digit
+// where the tick differs from the clock, and that level's digit of the
+// tick. Computed once per placement and handed to enqueue(), which needs
+// nothing else.
 size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 {
-	unsigned level = calc_wheel_level(exp_tick);
-	unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
-	return (static_cast<size_t>(level) << slot_bits) | slot;
+	unsigned level = level_of_bit[tw::msb64(exp_tick ^ now_tick)];
+	return index_of(level, tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask));
 }
 
-// The earliest tick at which a slot can fire a timer: its start, or the
+// The tick at which a bucket comes due (its cascade point).
+uint64_t tw_wheel::slot_start(size_t index) const
+{
+	return tw::calc_slot_start(now_tick, level_of(index), slot_of(index), slot_bits);
+}
+
+// The earliest tick at which a bucket can fire a timer: its start, or the
 // lower bound on its timers' ticks if that is later (see next_firing_tick).
 uint64_t tw_wheel::slot_bound(size_t index) const
 {
-	unsigned level = static_cast<unsigned>(index >> slot_bits);
-	unsigned slot = static_cast<unsigned>(index & slot_mask);
-	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
-	return slot_min[index] > start ? slot_min[index] : start;
+	uint64_t start = slot_start(index);
+	uint64_t min_tick = slots[index].min_tick;
+	return min_tick > start ? min_tick : start;
 }
 
 // The earliest timer is in the first occupied slot of the lowest non-empty
@@ -210,8 +201,7 @@ uint64_t tw_wheel::next_firing_tick() const
 	if (!level_mask)
 		return UINT64_MAX;
 	unsigned level = tw::lsb64(level_mask);
-	unsigned slot = tw::lsb64(occupied[level]);
-	return slot_bound((static_cast<size_t>(level) << slot_bits) | slot);
+	return slot_bound(index_of(level, tw::lsb64(occupied[level])));
 }
 
 uint64_t tw_wheel::next_expiry() const
@@ -224,19 +214,17 @@ uint64_t tw_wheel::next_expiry() const
 
 // Put a timer whose tick lies after the clock into slot `index`, which
 // calc_wheel_index() gave for that tick.
-void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t exp_tick)
+TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t exp_tick)
 {
-	unsigned level = static_cast<unsigned>(index >> slot_bits);
-	tw::hlist_add_head(&slot_heads(index)[next_lane++ & (tw::lanes - 1)], t);
-	if (exp_tick < slot_min[index])
-		slot_min[index] = exp_tick;
-	t->tw__where = static_cast<uint16_t>(tw::where_slot0 + index);
-	occupied[level] |= uint64_t{1} << (index & slot_mask);
+	unsigned level = level_of(index);
+	slots[index].push(t, next_lane++, exp_tick);
+	t->tw__where = where_of(index);
+	occupied[level] |= uint64_t{1} << slot_of(index);
 	level_mask |= uint64_t{1} << level;
 }
 
-// Arm an idle timer. Returns when the wheel will look at it next (ns).
-uint64_t tw_wheel::arm(tw_timer *t, uint64_t expires)
+// Arm an idle timer.
+TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires)
 {
 	t->expires = expires;
 	t->tw__owner = id;
@@ -245,12 +233,10 @@ uint64_t tw_wheel::arm(tw_timer *t, uint64_t expires)
 	if (expires <= now_ns) {
 		due.append(t);
 		t->tw__where = tw::where_due;
-		return now_ns;
+		return;
 	}
 	uint64_t exp_tick = tick_of_expiry(expires);
-	size_t index = calc_wheel_index(exp_tick);
-	enqueue(t, index, exp_tick);
-	return ns_of_tick(slot_bound(index));
+	enqueue(t, calc_wheel_index(exp_tick), exp_tick);
 }
 
 void tw_wheel::unlink(tw_timer *t)
@@ -258,12 +244,12 @@ void tw_wheel::unlink(tw_timer *t)
 	if (t->tw__where == tw::where_due) {
 		due.remove(t); // or from `ready`: remove() leaves due's tail alone then
 	} else {
-		size_t index = t->tw__where - tw::where_slot0;
+		size_t index = index_of(t);
 		tw::hlist_del(t);
-		if (slot_empty(index)) {
-			slot_min[index] = UINT64_MAX;
-			unsigned level = static_cast<unsigned>(index >> slot_bits);
-			occupied[level] &= ~(uint64_t{1} << (index & slot_mask));
+		if (slots[index].empty()) {
+			slots[index].min_tick = UINT64_MAX;
+			unsigned level = level_of(index);
+			occupied[level] &= ~(uint64_t{1} << slot_of(index));
 			if (!occupied[level])
 				level_mask &= ~(uint64_t{1} << level);
 		}
@@ -283,13 +269,20 @@ void tw_wheel::notify_now(uint64_t when)
 		stats.os_rearms++;
 }
 
-// Tell the backend only what changes its plans: a next expiry earlier than
-// it was told, or a wheel that holds a timer again (one that fires only at
-// UINT64_MAX too: it keeps a loop alive). A later timer costs it nothing.
-void tw_wheel::notify_armed(uint64_t when, bool was_empty)
+// After a timer was armed for `expires`: tell the backend only what changes
+// its plans, a next expiry earlier than it was told, or a wheel that holds
+// a timer again (one that fires only at UINT64_MAX too: it keeps a loop
+// alive). A timer at or after the time the hook was told cannot move the
+// next expiry below it (every bound is the tick of a timer placed in its
+// slot, or the slot's start, and the hook was never told a later time), so
+// the usual arm, later than the earliest, costs no more than this test.
+TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
 {
-	if ((when < notified || was_empty) && !running)
-		notify_now(when);
+	if (running || (expires >= notified && !was_empty))
+		return;
+	uint64_t next = next_expiry();
+	if (next < notified || was_empty)
+		notify_now(next);
 }
 
 int tw_wheel::add(tw_timer *t, uint64_t expires)
@@ -299,7 +292,8 @@ int tw_wheel::add(tw_timer *t, uint64_t expires)
 	if (destroyed)
 		return -EINVAL;
 	bool was_empty = count == 0;
-	notify_armed(arm(t, expires), was_empty);
+	arm(t, expires);
+	notify_armed(expires, was_empty);
 	return 0;
 }
 
@@ -309,42 +303,41 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
 		bool was_empty = count == 0;
-		notify_armed(arm(t, expires), was_empty);
+		arm(t, expires);
+		notify_armed(expires, was_empty);
 		return 0;
 	}
 	if (t->tw__owner != id)
 		return -EINVAL;
 
-	// Later re-arms, the common case of a connection timeout pushed
-	// forward on every read, only store the new expiry: the timer stays in
-	// its slot, which comes due no later than the new expiry and places it
-	// again then (place_again() goes by the expiry). That touches
-	// no neighbour in the lists, which at scale are cache misses. The
-	// slot's lower bound stays valid; it may now be early, costing at most
-	// one wake-up without work when that slot comes due.
-	// (Not for an expiry at or before now: that one is due, in the next
-	// advance, and a slot may still be a tick away.)
-	if (t->tw__where >= tw::where_slot0 && expires >= t->expires && expires > now_ns) {
-		t->expires = expires;
-		stats.armed++;
-		return 1;
-	}
-	// An earlier expiry within the same slot only lowers the bound.
-	if (t->tw__where >= tw::where_slot0 && expires > now_ns) {
-		uint64_t exp_tick = tick_of_expiry(expires);
-		size_t index = calc_wheel_index(exp_tick);
-		if (t->tw__where == tw::where_slot0 + index) {
+	// The stay rule (wheel.hpp): a timer may stay in any slot that comes
+	// due no later than its new tick, and then the slot places it again.
+	// So the common re-arm, a connection timeout pushed later on every
+	// read, only stores the new expiry (the first test: the old tick was
+	// served, a later one is too) and touches no neighbour in the lists,
+	// which at scale are cache misses. An expiry at or before now is due
+	// in the next advance, which a slot a tick away would not serve.
+	if (in_slot(t) && expires > now_ns) {
+		size_t index = index_of(t);
+		if (expires >= t->expires) {
 			t->expires = expires;
 			stats.armed++;
-			if (exp_tick < slot_min[index]) {
-				slot_min[index] = exp_tick;
-				notify_armed(ns_of_tick(next_firing_tick()), false);
+			return 1;
+		}
+		uint64_t exp_tick = tick_of_expiry(expires);
+		if (slot_start(index) <= exp_tick) {
+			t->expires = expires;
+			stats.armed++;
+			if (exp_tick < slots[index].min_tick) {
+				slots[index].min_tick = exp_tick;
+				notify_armed(expires, false);
 			}
 			return 1;
 		}
 	}
 	unlink(t);
-	notify_armed(arm(t, expires), false);
+	arm(t, expires);
+	notify_armed(expires, false);
 	return 1;
 }
 
@@ -404,7 +397,7 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 		} else {
 			size_t index = calc_wheel_index(exp_tick);
 			enqueue(t, index, exp_tick);
-			to_level = static_cast<unsigned>(index >> slot_bits);
+			to_level = level_of(index);
 		}
 		if (to_level < from_level)
 			stats.cascaded++;
@@ -423,17 +416,11 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			break;
 
 		now_tick = event;
-		size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
-		tw_timer **heads = slot_heads(index);
 		tw_timer *chains[tw::lanes];
-		for (unsigned lane = 0; lane < tw::lanes; lane++) {
-			chains[lane] = heads[lane];
-			heads[lane] = nullptr;
-		}
+		slots[index_of(level, slot)].take_all(chains);
 		occupied[level] &= ~(uint64_t{1} << slot);
 		if (!occupied[level])
 			level_mask &= ~(uint64_t{1} << level);
-		slot_min[index] = UINT64_MAX;
 
 		place_again(chains, level);
 	}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// struct tw_wheel: the state of one hierarchical timing wheel. The algorithm
-// is in wheel.cpp, the invariants it keeps are checked in check.cpp.
+// struct tw_wheel: the state of one hierarchical timing wheel, and the
+// invariants it keeps. The algorithm is in wheel.cpp; check.cpp verifies
+// the invariants one by one, under the names given here.
 #ifndef TW_WHEEL_HPP
 #define TW_WHEEL_HPP
 
@@ -17,7 +18,7 @@ namespace tw {
 enum : uint16_t {
 	where_idle = 0,
 	where_due = 1,   // on the due list (fires in the next advance) or on `ready` (in this one)
-	where_slot0 = 2, // where_slot0 + (level << slot_bits | slot): in a wheel slot
+	where_slot0 = 2, // where_slot0 + a bucket index (see tw_wheel::index_of): in a wheel slot
 };
 
 // Bits of tw_timer::tw__flags.
@@ -34,8 +35,71 @@ constexpr uint8_t timer_magic = 0x7b;
 constexpr unsigned lane_bits = 2;
 constexpr unsigned lanes = 1u << lane_bits;
 
+// One bucket of the wheel: its lanes, and a lower bound on the ticks of
+// the timers in it, so that a loop can sleep until a timer can fire rather
+// than until the bucket's cascade point.
+struct slot {
+	tw_timer *lane[lanes];
+	uint64_t min_tick; // no timer in the slot has an earlier tick; UINT64_MAX when empty
+
+	bool empty() const
+	{
+		for (unsigned i = 0; i < lanes; i++)
+			if (lane[i])
+				return false;
+		return true;
+	}
+
+	void push(tw_timer *t, unsigned which, uint64_t tick)
+	{
+		hlist_add_head(&lane[which & (lanes - 1)], t);
+		if (tick < min_tick)
+			min_tick = tick;
+	}
+
+	// Detach every lane into `chains` and leave the slot empty.
+	void take_all(tw_timer **chains)
+	{
+		for (unsigned i = 0; i < lanes; i++) {
+			chains[i] = lane[i];
+			lane[i] = nullptr;
+		}
+		min_tick = UINT64_MAX;
+	}
+
+	void clear()
+	{
+		for (unsigned i = 0; i < lanes; i++)
+			lane[i] = nullptr;
+		min_tick = UINT64_MAX;
+	}
+};
+
 } // namespace tw
 
+// The invariants, outside a call (tw_check names them when one breaks):
+//
+//  clock     now_tick is now_ns's tick (rounded down; UINT64_MAX reaches the
+//            last tick).
+//  notified  the hook was never told a time later than the next expiry, so
+//            a backend never sleeps past a timer.
+//  bitmaps   a slot's bit in occupied[] is set iff the slot holds a timer,
+//            and a level's bit in level_mask iff its bitmap is not zero.
+//  ahead     a level's occupied slots all lie after the clock's digit at
+//            that level, so the next event is a plain bit scan away.
+//  links     every armed timer is linked where its tw__where says, its
+//            pprev points at the pointer that points at it, it carries this
+//            wheel's id and was initialised.
+//  due       the due list's tail is its last timer's next field; `ready`
+//            holds timers only while callbacks run.
+//  bound     a slot's min_tick is no later than any of its timers' ticks,
+//            and UINT64_MAX when it is empty.
+//  stay      a timer in a slot has a tick after the clock, and its slot
+//            comes due no later than that tick: tw_mod() leaves a timer
+//            where it is while that holds (a later re-arm, or an earlier
+//            one that its slot still serves), and the slot places it again
+//            when it comes due.
+//  count     count is the number of timers on all the lists.
 struct tw_wheel {
 	uint64_t tick_ns;
 	uint64_t now_ns;
@@ -52,8 +116,7 @@ struct tw_wheel {
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
 	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
-	tw_timer **slots;      // (levels << slot_bits) slots of `lanes` hlist heads each
-	uint64_t *slot_min;    // per slot: no timer in it has an earlier tick (UINT64_MAX if empty)
+	tw::slot *slots;       // levels << slot_bits buckets, level by level
 	unsigned next_lane;    // round-robin: the lane the next enqueued timer goes to
 	tw::tail_list due;     // timers whose time has come, in the order they came due
 	tw_timer *ready;       // while running: the due list detached, its callbacks not yet run
@@ -69,7 +132,6 @@ struct tw_wheel {
 	void destroy();
 	bool release_if_unused();
 	void set_notify(tw_notify_fn fn, void *arg);
-	void idle_all_timers();
 
 	int add(tw_timer *t, uint64_t expires);
 	int mod(tw_timer *t, uint64_t expires);
@@ -79,26 +141,34 @@ struct tw_wheel {
 	int check() const;
 	void dump(FILE *out, bool verbose) const;
 
+	// A bucket is named by one index, level by level; these are the only
+	// places that know how.
+	size_t nslots() const { return static_cast<size_t>(levels) << slot_bits; }
+	size_t index_of(unsigned level, unsigned slot) const { return (static_cast<size_t>(level) << slot_bits) | slot; }
+	unsigned level_of(size_t index) const { return static_cast<unsigned>(index >> slot_bits); }
+	unsigned slot_of(size_t index) const { return static_cast<unsigned>(index & slot_mask); }
+	static bool in_slot(const tw_timer *t) { return t->tw__where >= tw::where_slot0; }
+	static size_t index_of(const tw_timer *t) { return t->tw__where - tw::where_slot0; }
+	static uint16_t where_of(size_t index) { return static_cast<uint16_t>(tw::where_slot0 + index); }
+
 	// helpers shared by wheel.cpp, check.cpp and dump.cpp
 	uint64_t tick_of_now(uint64_t ns) const;
 	uint64_t tick_of_expiry(uint64_t ns) const;
 	uint64_t ns_of_tick(uint64_t tick) const;
-	unsigned calc_wheel_level(uint64_t exp_tick) const;
 	size_t calc_wheel_index(uint64_t exp_tick) const;
+	uint64_t slot_start(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
-	tw_timer *const *slot_heads(size_t index) const { return slots + (index << tw::lane_bits); }
-	tw_timer **slot_heads(size_t index) { return slots + (index << tw::lane_bits); }
-	bool slot_empty(size_t index) const;
 
 private:
-	uint64_t arm(tw_timer *t, uint64_t expires);
+	void idle_all_timers();
+	void arm(tw_timer *t, uint64_t expires);
 	void enqueue(tw_timer *t, size_t index, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	void collect_expired_timers(uint64_t target_tick);
 	void place_again(tw_timer **chains, unsigned from_level);
 	int run_expired_timers();
-	void notify_armed(uint64_t when, bool was_empty);
+	void notify_armed(uint64_t expires, bool was_empty);
 	void notify_now(uint64_t when);
 };
 

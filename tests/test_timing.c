@@ -304,6 +304,22 @@ static void test_later_rearm_stays_in_bucket(void **state)
 	advance(w, 5010 * ms);
 	assert_int_equal(p.fired, 2);
 	assert_int_equal(early + late, 0);
+
+	/* Earlier, but its bucket (level 2, from 8192 ms) still comes due
+	 * first: it stays, the bucket's bound follows, and it fires on time. */
+	assert_int_equal(tw_add(w, &p.timer, 9000 * ms), 0);
+	assert_int_equal(tw_timer_bucket(w, &p.timer, &level, &slot), 0);
+	assert_int_equal(tw_mod(w, &p.timer, 8500 * ms), 1);
+	assert_int_equal(tw_timer_bucket(w, &p.timer, &level2, &slot2), 0);
+	assert_int_equal(level2, level);
+	assert_int_equal(slot2, slot);
+	assert_true(tw_next_expiry(w) == 8500 * ms);
+	assert_wheel_sound(w);
+	advance(w, 8499 * ms);
+	assert_int_equal(p.fired, 2);
+	advance(w, 8500 * ms);
+	assert_int_equal(p.fired, 3);
+	assert_int_equal(early + late, 0);
 	tw_wheel_destroy(w);
 }
 
