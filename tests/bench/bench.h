@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The contract between the benchmark driver (driver.c) and one peer's
- * adapter (peer_tw.c, peer_heap.c, peer_uv.c, peer_ev.c, peer_event.c),
+ * adapter (peer_tw.c, peer_floor.c, peer_heap.c, peer_heap_ptr.c, peer_uv.c,
+ * peer_ev.c, peer_event.c),
  * which driver.c #includes (BENCH_PEER) so that the glue inlines. Each peer
  * is its own program: libev exports libevent-compatible event_* symbols,
  * and one process per peer keeps the RSS figures clean.
@@ -15,12 +16,13 @@
 #ifndef BENCH_H
 #define BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* --- provided by the peer --- */
 
-/* Short name used in the CSV: tw, heap, libuv, libev, libevent. */
+/* Short name used in the CSV: tw, floor, heap, heap-ptr, libuv, libev, libevent. */
 extern const char peer_name[];
 /*
  * How far past a deadline the driver sets the clock when it advances to it.
@@ -64,6 +66,13 @@ extern struct bench_check bench_chk;
 /* Called with the fired timer's index when a fire must free its slot (W5). */
 extern void (*bench_on_fire)(uint32_t i);
 extern uint64_t bench_vnow; /* the virtual clock, ns */
+/*
+ * A peer whose adapter defines PEER_REHEARSE to 1 (the floor) gets one
+ * untimed rehearsal of each workload before the timed repetitions, with the
+ * same calls in the same order: bench_rehearsal is true from its
+ * peer_open() to its peer_close(). Its timing is discarded.
+ */
+extern bool bench_rehearsal;
 
 /*
  * Every peer's callback ends here. A fire is early if the clock is before

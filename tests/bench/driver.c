@@ -5,8 +5,8 @@
  * tests/bench/run for the whole comparison; this program runs one peer at
  * one N:
  *
- *   bench-PEER -n N [-w M,W1,W2,W3,W3c,W4,W4r,W5] [-r reps] [-m min_ops]
- *              [-s seed] [-o file.csv]
+ *   bench-PEER -n N [-w M,W1,W1b,W2,W3,W3c,W4,W4d,W4r,W5,adv] [-r reps]
+ *              [-m min_ops] [-s seed] [-o file.csv]
  *
  * Workloads (deadlines on the 1 ms grid, so that every peer can represent
  * them exactly: libuv counts whole ms, libevent whole us, libev doubles):
@@ -14,6 +14,8 @@
  *        harness's bytes; peak RSS of the process
  *   W1   arm N idle timers, deadlines uniform in (0, 30 min]     ns per arm
  *   W2   cancel those N in random order                          ns per cancel
+ *   W1b  then, in the same instance (the clock run past every deadline),
+ *        arm the same N idle timers again: warm memory             ns per arm
  *   W3   expire all N, advancing from deadline to deadline       ns per fire
  *   W3c  N timers armed 30 min ahead over a 1 s burst (1 ms of virtual
  *        time per N/1000 arms), then expired                     ns per fire
@@ -21,12 +23,17 @@
  *        armed uniformly in (0, 30 s] (the steady state of such timers);
  *        max(N, min_ops) re-arms of a random timer 30 s ahead, the clock
  *        +1 ms every N/1000 re-arms                              ns per re-arm
+ *   W4d  W4 with each re-arm written as cancel + arm (peer_cancel() then
+ *        peer_arm(): tw_del + tw_add, uv_timer_stop + uv_timer_start, ...)
  *   W4r  the same churn starting from deadlines uniform in 30 min, so
  *        that the first re-arm of each timer moves it much earlier
  *   W5   request timeouts: k = N/1548 requests per ms each arm a 30 s
  *        timeout; 95% are cancelled 1..100 ms later, 5% time out. Starts
  *        in the steady state (0.969 N long-lived timers in flight, so about
  *        N are live); max(N, min_ops) requests                   ns per request
+ *   adv  empty advance: N timers armed beyond the end of the run, then
+ *        max(min_ops, 1000) advances of 1 ms each, none of which has a
+ *        timer due                                               ns per advance
  * Every advance moves the clock to a deadline (W3) or by 1 ms (the others)
  * and runs the peer once, as its loop would after waking up.
  */
@@ -50,6 +57,9 @@
 #ifdef BENCH_PEER
 #include BENCH_PEER
 #endif
+#ifndef PEER_REHEARSE
+#define PEER_REHEARSE 0
+#endif
 
 #define MS 1000000ull
 #define SEC 1000000000ull
@@ -57,6 +67,7 @@
 
 struct bench_check bench_chk;
 void (*bench_on_fire)(uint32_t i);
+bool bench_rehearsal;
 
 static uint32_t n;
 #define MAX_REPS 64 /* repetitions kept per workload */
@@ -94,12 +105,16 @@ static void *xmalloc(size_t size)
 	return p;
 }
 
+static bool rehearsing(int r);
+
 /* A new instance starts on a fresh whole second, later than anything before:
- * the virtual clock never goes back, even across instances. */
-static uint64_t open_instance(uint32_t count)
+ * the virtual clock never goes back, even across instances. @r is the
+ * repetition (negative: the untimed rehearsal). */
+static uint64_t open_instance(uint32_t count, int r)
 {
 	int err;
 
+	rehearsing(r);
 	bench_vnow = (bench_vnow / SEC + 2) * SEC;
 	memset(&bench_chk, 0, sizeof(bench_chk));
 	bench_on_fire = NULL;
@@ -185,13 +200,30 @@ static inline double per_op(uint64_t t0, uint64_t t1, uint64_t ops)
 	return (double)(t1 - t0) / (double)ops;
 }
 
+/*
+ * The repetitions of a workload: for r = FIRST_REP; r < reps. A peer that
+ * rehearses (the floor) gets an untimed run first, r = -1, whose results
+ * are dropped; rehearsing() says so and sets bench_rehearsal until the
+ * repetition ends.
+ */
+#define FIRST_REP (-(int)PEER_REHEARSE)
+
+static bool rehearsing(int r)
+{
+	bench_rehearsal = r < 0;
+	return bench_rehearsal;
+}
+
 /* The end of one repetition: its time per operation, its fire checks, and
  * the peer torn down for the next. */
 static void end_repetition(struct result *res, uint64_t t0, uint64_t t1, uint64_t ops)
 {
-	res->ns[res->done++] = per_op(t0, t1, ops);
-	add_check(res);
+	if (!bench_rehearsal) {
+		res->ns[res->done++] = per_op(t0, t1, ops);
+		add_check(res);
+	}
 	peer_close();
+	bench_rehearsal = false;
 }
 
 /* Deadline offsets in ms, uniform in [1, 30 min], and the sorted distinct
@@ -240,7 +272,7 @@ static void run_memory(void)
 	struct rusage ru;
 
 	rss0 = rss_bytes();
-	base = open_instance(n);
+	base = open_instance(n, 0);
 	for (uint32_t i = 0; i < n; i++)
 		peer_arm(i, base + dl_ms[i] * MS);
 	rss1 = rss_bytes();
@@ -259,9 +291,19 @@ static void run_memory(void)
 	}
 }
 
-static void run_w1w2(struct result *w1, struct result *w2)
+/*
+ * W1 and W2 on one instance; then, when W1b is wanted, the same instance
+ * again: once the clock has run past every deadline, every timer is idle
+ * and the peer's memory is warm (handles touched, heap arrays grown, wheel
+ * slots used), and W1b arms all N again, in the same order, with the same
+ * offsets from the new time. W1b is checked by running its first stops
+ * (up to 1000 distinct deadlines) as W3 does: those fires are checked, and
+ * no timer due by then may be left armed.
+ */
+static void run_w1w2(struct result *w1, struct result *w2, struct result *w1b, bool want_w1b)
 {
 	uint32_t *perm = xmalloc((size_t)n * sizeof(*perm));
+	uint32_t check_stops = nstops < 1000 ? nstops : 1000;
 
 	for (uint32_t i = 0; i < n; i++)
 		perm[i] = i;
@@ -271,8 +313,8 @@ static void run_w1w2(struct result *w1, struct result *w2)
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
-	for (unsigned r = 0; r < reps; r++) {
-		uint64_t base = open_instance(n), t0, t1, t2;
+	for (int r = FIRST_REP; r < (int)reps; r++) {
+		uint64_t base = open_instance(n, r), t0, t1, t2, t3, t4;
 
 		t0 = vclock_real_ns();
 		for (uint32_t i = 0; i < n; i++)
@@ -282,21 +324,39 @@ static void run_w1w2(struct result *w1, struct result *w2)
 			peer_cancel(perm[k]);
 		t2 = vclock_real_ns();
 		/* Nothing may fire after a cancel: run past every deadline. */
-		advance_to(base + (SPAN_MS + 1) * MS);
+		base += (SPAN_MS + 1) * MS;
+		advance_to(base);
 		scan_missed(n, UINT64_MAX);
-		w1->ns[w1->done++] = per_op(t0, t1, n);
-		w2->ns[w2->done++] = per_op(t1, t2, n);
-		add_check(w2);
+		if (!bench_rehearsal) {
+			w1->ns[w1->done++] = per_op(t0, t1, n);
+			w2->ns[w2->done++] = per_op(t1, t2, n);
+			add_check(w2);
+		}
+		if (want_w1b) {
+			memset(&bench_chk, 0, sizeof(bench_chk));
+			t3 = vclock_real_ns();
+			for (uint32_t i = 0; i < n; i++)
+				peer_arm(i, base + dl_ms[i] * MS);
+			t4 = vclock_real_ns();
+			for (uint32_t s = 0; s < check_stops; s++)
+				advance_to(base + stops[s] * MS);
+			scan_missed(n, base + stops[check_stops - 1] * MS);
+			if (!bench_rehearsal) {
+				w1b->ns[w1b->done++] = per_op(t3, t4, n);
+				add_check(w1b);
+			}
+		}
 		peer_close();
+		bench_rehearsal = false;
 	}
-	w1->ops = w2->ops = n;
+	w1->ops = w2->ops = w1b->ops = n;
 	free(perm);
 }
 
 static void run_w3(struct result *res)
 {
-	for (unsigned r = 0; r < reps; r++) {
-		uint64_t base = open_instance(n), t0, t1;
+	for (int r = FIRST_REP; r < (int)reps; r++) {
+		uint64_t base = open_instance(n, r), t0, t1;
 
 		for (uint32_t i = 0; i < n; i++)
 			peer_arm(i, base + dl_ms[i] * MS);
@@ -314,8 +374,8 @@ static void run_w3c(struct result *res)
 {
 	uint32_t per = n / 1000 ? n / 1000 : 1;
 
-	for (unsigned r = 0; r < reps; r++) {
-		uint64_t base = open_instance(n), t = base, t0, t1, first, last;
+	for (int r = FIRST_REP; r < (int)reps; r++) {
+		uint64_t base = open_instance(n, r), t = base, t0, t1, first, last;
 		uint32_t left = per;
 
 		for (uint32_t i = 0; i < n; i++) {
@@ -338,7 +398,9 @@ static void run_w3c(struct result *res)
 	res->ops = n;
 }
 
-static void run_w4(struct result *res, uint32_t span_ms)
+/* W4 and W4r re-arm with the peer's own call; W4d (@del_add) cancels and
+ * arms instead, as code ported from an API without a re-arm call does. */
+static void run_w4(struct result *res, uint32_t span_ms, bool del_add)
 {
 	uint64_t ops = n > min_ops ? n : min_ops;
 	uint32_t per = n / 1000 ? n / 1000 : 1;
@@ -346,8 +408,8 @@ static void run_w4(struct result *res, uint32_t span_ms)
 
 	for (uint64_t k = 0; k < ops; k++)
 		idx[k] = rnd_below(n);
-	for (unsigned r = 0; r < reps; r++) {
-		uint64_t base = open_instance(n), t = base, t0, t1;
+	for (int r = FIRST_REP; r < (int)reps; r++) {
+		uint64_t base = open_instance(n, r), t = base, t0, t1;
 		uint32_t left = 0;
 
 		/* 1.8 M is a multiple of span_ms: still uniform. */
@@ -360,7 +422,12 @@ static void run_w4(struct result *res, uint32_t span_ms)
 				t += MS;
 				advance_to(t);
 			}
-			peer_rearm(idx[k], t + 30 * SEC);
+			if (del_add) {
+				peer_cancel(idx[k]);
+				peer_arm(idx[k], t + 30 * SEC);
+			} else {
+				peer_rearm(idx[k], t + 30 * SEC);
+			}
 		}
 		t1 = vclock_real_ns();
 		scan_missed(n, t);
@@ -389,14 +456,20 @@ static void run_w5(struct result *res)
 	uint8_t *kind = xmalloc(reqs);
 	uint32_t *ring = xmalloc((size_t)128 * cap * sizeof(*ring));
 	uint32_t fill[128];
+	uint32_t *ll_ms;
 
 	if (long_lived > n)
 		long_lived = n;
 	pool_free = xmalloc((size_t)pool * sizeof(*pool_free));
 	for (uint64_t q = 0; q < reqs; q++)
 		kind[q] = rnd_below(100) < 95 ? (uint8_t)(1 + rnd_below(100)) : 0;
-	for (unsigned r = 0; r < reps; r++) {
-		uint64_t base = open_instance(pool), t = base, t0, t1, q = 0;
+	/* Drawn once, so that every repetition (and the floor's rehearsal)
+	 * makes the same calls. */
+	ll_ms = xmalloc((size_t)long_lived * sizeof(*ll_ms) + 1);
+	for (uint32_t j = 0; j < long_lived; j++)
+		ll_ms[j] = 1 + rnd_below(30000);
+	for (int r = FIRST_REP; r < (int)reps; r++) {
+		uint64_t base = open_instance(pool, r), t = base, t0, t1, q = 0;
 
 		pool_top = 0;
 		for (uint32_t i = pool; i-- > 0;)
@@ -404,7 +477,7 @@ static void run_w5(struct result *res)
 		memset(fill, 0, sizeof(fill));
 		/* Steady state: the long-lived requests already in flight. */
 		for (uint32_t j = 0; j < long_lived; j++)
-			peer_arm(pool_free[--pool_top], base + (1 + rnd_below(30000)) * MS);
+			peer_arm(pool_free[--pool_top], base + ll_ms[j] * MS);
 		bench_on_fire = w5_fired;
 		t0 = vclock_real_ns();
 		while (q < reqs) {
@@ -448,6 +521,35 @@ static void run_w5(struct result *res)
 	free(pool_free);
 	free(ring);
 	free(kind);
+	free(ll_ms);
+}
+
+/*
+ * adv, the empty advance: N timers armed (untimed) at deadlines uniform in
+ * the 30 min after the end of the run, then max(min_ops, 1000) advances
+ * of 1 ms each, timed: the clock moves, no timer is due. What a loop pays
+ * when it wakes for something else (I/O) with timers pending far ahead.
+ */
+static void run_adv(struct result *res)
+{
+	uint64_t ops = min_ops > 1000 ? min_ops : 1000;
+
+	for (int r = FIRST_REP; r < (int)reps; r++) {
+		uint64_t base = open_instance(n, r), t = base, t0, t1;
+		uint64_t after = base + (ops + 1) * MS;
+
+		for (uint32_t i = 0; i < n; i++)
+			peer_arm(i, after + dl_ms[i] * MS);
+		t0 = vclock_real_ns();
+		for (uint64_t k = 0; k < ops; k++) {
+			t += MS;
+			advance_to(t);
+		}
+		t1 = vclock_real_ns();
+		scan_missed(n, t);
+		end_repetition(res, t0, t1, ops);
+	}
+	res->ops = ops;
 }
 
 static bool wants(const char *list, const char *w)
@@ -462,18 +564,19 @@ static bool wants(const char *list, const char *w)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench-%s -n N [-w M,W1,W2,W3,W3c,W4,W4r,W5] [-r reps] [-m min_ops] "
-			"[-s seed] [-o file.csv]\n", peer_name);
+	fprintf(stderr, "usage: bench-%s -n N [-w M,W1,W1b,W2,W3,W3c,W4,W4d,W4r,W5,adv] [-r reps] "
+			"[-m min_ops] [-s seed] [-o file.csv]\n", peer_name);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *work = "M,W1,W2,W3,W3c,W4,W4r,W5";
+	const char *work = "M,W1,W1b,W2,W3,W3c,W4,W4d,W4r,W5,adv";
 	const char *out = NULL;
 	struct result w1 = {.name = "W1"}, w2 = {.name = "W2"}, w3 = {.name = "W3"},
 		      w3c = {.name = "W3c"}, w4 = {.name = "W4"}, w4r = {.name = "W4r"},
-		      w5 = {.name = "W5"};
+		      w5 = {.name = "W5"}, w1b = {.name = "W1b"}, w4d = {.name = "W4d"},
+		      adv = {.name = "adv"};
 	int opt;
 
 	while ((opt = getopt(argc, argv, "n:w:r:m:s:o:")) != -1) {
@@ -507,27 +610,35 @@ int main(int argc, char **argv)
 
 	if (wants(work, "M"))
 		run_memory();
-	if (wants(work, "W1") || wants(work, "W2"))
-		run_w1w2(&w1, &w2);
+	if (wants(work, "W1") || wants(work, "W2") || wants(work, "W1b"))
+		run_w1w2(&w1, &w2, &w1b, wants(work, "W1b"));
 	if (wants(work, "W3"))
 		run_w3(&w3);
 	if (wants(work, "W3c"))
 		run_w3c(&w3c);
 	if (wants(work, "W4"))
-		run_w4(&w4, 30000);
+		run_w4(&w4, 30000, false);
+	if (wants(work, "W4d"))
+		run_w4(&w4d, 30000, true);
 	if (wants(work, "W4r"))
-		run_w4(&w4r, SPAN_MS);
+		run_w4(&w4r, SPAN_MS, false);
 	if (wants(work, "W5"))
 		run_w5(&w5);
+	if (wants(work, "adv"))
+		run_adv(&adv);
 	if (wants(work, "W1"))
 		report(&w1);
+	if (wants(work, "W1b"))
+		report(&w1b);
 	if (wants(work, "W2"))
 		report(&w2);
 	report(&w3);
 	report(&w3c);
 	report(&w4);
+	report(&w4d);
 	report(&w4r);
 	report(&w5);
+	report(&adv);
 
 	printf("# %s clock calls: MONOTONIC %" PRIu64 ", MONOTONIC_COARSE %" PRIu64 ", REALTIME %" PRIu64
 	       ", other %" PRIu64 ", gettimeofday %" PRIu64 ", time %" PRIu64 "; epoll_wait %" PRIu64
