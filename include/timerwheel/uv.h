@@ -18,7 +18,13 @@
  * was armed from a timer callback, an I/O callback or outside the loop.
  *
  * Liveness. Like a native timer, the handle keeps uv_run() going only while
- * timers are armed; with TW_UV_WEAK it never does.
+ * timers are armed; with TW_UV_WEAK it never does. A timer that fires only
+ * at UINT64_MAX (or in the last partial tick below it) holds the loop like
+ * a native timer with timeout (uint64_t)-1, until it is cancelled; the
+ * backend then runs a uv_prepare_t (it holds nothing itself) to notice the
+ * cancel. Exception: the core does not call the notify hook when such a
+ * timer is the first one on an empty wheel, so that timer does not hold
+ * the loop until the wheel's earliest expiry next changes.
  *
  * The wheel is the backend's: do not call tw_advance(), tw_set_notify() or
  * tw_wheel_destroy() on it. A handle belongs to its loop's thread.
@@ -57,6 +63,7 @@ typedef void (*tw_uv_close_cb)(struct tw_uv *h);
 struct tw_uv {
 	void *data;
 	uv_timer_t tw__timer;
+	uv_prepare_t tw__reconcile; /* runs only while armed for the end of time */
 	struct tw_wheel *tw__wheel;
 	tw_uv_close_cb tw__close_cb;
 	uint64_t tw__due_ms;     /* uv_now() at which tw__timer is due */
