@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * buffs: seed 004. A game server where every player carries buffs that
+ * buffs: a game server where every player carries buffs that
  * apply an effect (here: heal) every 3 s and expire after their duration;
  * a dispel spell may land on a player and cancel all of their buffs.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * order_recheck: seed 003. A shop creates a million orders in a burst; each
+ * order_recheck: the order re-check. A shop creates a million orders in a burst; each
  * reserves stock and is re-checked 30 minutes later, releasing the stock if
  * it was not paid. One timer per order, on a simulated clock.
  *

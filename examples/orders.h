@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The order re-check scenario (seed 003), shared by its two drivers.
+ * The order re-check scenario, shared by its two drivers.
  *
  * A shop creates many orders in a burst. Each order reserves stock when it
  * is created and is re-checked 30 minutes later: if the customer has not

@@ -126,7 +126,7 @@ int orders_compare(const struct orders_opts *o)
 		return 1;
 	}
 
-	printf("The order re-check (seed 003): a shop creates %llu orders in a %.1f s burst; each reserves\n"
+	printf("The order re-check: a shop creates %llu orders in a %.1f s burst; each reserves\n"
 	       "stock and is re-checked 30 minutes later, releasing the stock if it was not paid.\n"
 	       "Simulated clock, same orders on both sides, each run in a process of its own;\n"
 	       "the fastest of %u runs is shown.\n\n",

@@ -82,10 +82,10 @@ struct tw_timer {
 	uint8_t tw__magic; /* set by tw_timer_init() */
 };
 
-#if defined(__cplusplus)
+#if defined(__cplusplus) && __cplusplus >= 201103L
 static_assert(sizeof(void *) != 8 || sizeof(struct tw_timer) <= 40,
 	      "struct tw_timer is at most 40 bytes on 64-bit targets");
-#else
+#else /* C, and C++98/03, which have no static_assert */
 typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer) <= 40) ? 1 : -1];
 #endif
 
@@ -99,6 +99,9 @@ typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer
  * advance's `now`: it never drifts, and a timer that fell more than a period
  * behind skips to the next future multiple instead of firing a burst.
  * Stop it with tw_del(), also from its own callback (it is pending there).
+ * The re-arm saturates at UINT64_MAX; a timer that fires when `now` is
+ * UINT64_MAX is not re-armed (no later time exists) and is idle in its
+ * callback.
  */
 struct tw_periodic {
 	struct tw_timer timer;
@@ -122,7 +125,10 @@ struct tw_config {
  * @armed:        timers armed by tw_add() and tw_mod(), periodic re-arms included
  * @fired:        callbacks called
  * @cancelled:    pending timers disarmed by tw_del()
- * @cascaded:     timers moved from a coarser level to a finer one
+ * @cascaded:     timers moved from a coarser level to a finer one (or from
+ *                a coarser level straight to the due list); a timer re-armed
+ *                later and placed again at its own or a coarser level is not
+ *                counted
  * @advances:     calls of tw_advance() that moved or kept time (wake-ups)
  * @idle_advances: wake-ups that fired nothing (cascades only, or early wake-ups)
  * @notifies:     calls of the notify hook
@@ -146,11 +152,21 @@ struct tw_stats {
  * @arg:  the argument given to tw_set_notify()
  *
  * Called (1) from tw_add()/tw_mod() when the next expiry moves earlier than
- * the last value passed to the hook, (2) from tw_del() when the wheel becomes
- * empty, with UINT64_MAX, and (3) at the end of every tw_advance(), with
- * the next expiry then. It is never called while callbacks run. A backend
- * arms its single OS timer for @next here. The hook must not call back into
- * the wheel.
+ * the last value passed to the hook, or when the wheel was empty; (2) from
+ * tw_del() when the wheel becomes empty, with UINT64_MAX; and (3) at the
+ * end of every tw_advance() that moved or kept the clock, with the next
+ * expiry then (UINT64_MAX if a callback destroyed the wheel). A backward
+ * tw_advance() is a no-op and calls nothing. The hook is never called
+ * while callbacks run. A backend arms its single OS timer for @next here.
+ *
+ * @next is UINT64_MAX both for an empty wheel and for one whose timers fire
+ * only at UINT64_MAX; tw_count() tells them apart, and a loop should stay
+ * alive for the second, as it would for a native timer with the largest
+ * timeout. The hook may read the wheel (tw_count(), tw_next_expiry(),
+ * tw_now()) but must not change it.
+ *
+ * An installed hook holds the wheel: a destroyed wheel's memory is
+ * released only once the hook is removed (see tw_wheel_destroy()).
  *
  * Return: 1 if the hook started, moved or stopped the OS timer, else 0
  * (counted in &tw_stats.os_rearms).
@@ -162,9 +178,13 @@ typedef int (*tw_notify_fn)(struct tw_wheel *w, uint64_t next, void *arg);
  * @ptr:    pointer to the member, e.g. the struct tw_timer * a callback gets
  * @type:   the outer struct's type
  * @member: the member's name within @type
+ *
+ * @ptr may point to const (e.g. in a function taking a const timer); the
+ * result is a plain @type *, so keep the const yourself if it matters. The
+ * arithmetic goes through an integer so that -Wcast-qual stays quiet.
  */
 #define tw_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+	((type *)(uintptr_t)((uintptr_t)(ptr) - offsetof(type, member)))
 
 /**
  * tw_wheel_create - make a wheel whose clock starts at @now
@@ -183,14 +203,26 @@ TW_API int tw_wheel_create(struct tw_wheel **out, const struct tw_config *cfg, u
  * tw_wheel_destroy - free a wheel
  * @w: the wheel, or NULL (then nothing happens)
  *
- * Timers still armed become idle (tw_pending() is false) and are never
- * called; their memory may be released right after this call.
+ * Timers still armed become idle at once (tw_pending() is false) and are
+ * never called; their memory may be released right after this call. A
+ * second call on the same wheel, while its memory is still held (below),
+ * does nothing.
  *
- * From inside one of @w's callbacks, the same happens at once, but the
- * memory is released when that callback returns: no further callback of
- * @w runs in that advance, tw_advance() then returns, and the program must
- * not use @w again (as the callback cannot tell, tw_add() and tw_mod() on
- * @w return -EINVAL until it returns).
+ * The wheel's own memory is released when nothing holds it any longer:
+ *
+ * - From inside one of @w's callbacks, when that tw_advance() returns. No
+ *   further callback of @w runs in that advance.
+ * - While a notify hook is installed (a backend drives @w), when the hook
+ *   is removed: tw_set_notify(@w, NULL), which tw_uv_close() and
+ *   tw_uring_detach() do. Until then the backend may still read @w; the
+ *   hook is called once more with UINT64_MAX if the destroy came from a
+ *   callback, so it can stop its OS timer.
+ *
+ * Until it is released, a destroyed wheel holds no timer: tw_add(),
+ * tw_mod() and tw_advance() return -EINVAL (tw_advance() from a callback
+ * -EBUSY), tw_set_notify() with a hook -EINVAL, tw_del() of an idle timer
+ * 0, tw_count() 0 and tw_next_expiry() UINT64_MAX. Once released, @w must
+ * not be used again.
  */
 TW_API void tw_wheel_destroy(struct tw_wheel *w);
 
@@ -275,11 +307,13 @@ TW_API bool tw_pending(const struct tw_timer *t);
  * @period: the period in ns
  *
  * Like the kernel's hrtimer_forward(): t->expires becomes
- * expires + n * period with the smallest n that makes it later than @now
- * (saturating at UINT64_MAX). Arm it afterwards with tw_add(). Drift-free,
- * and skips missed periods instead of bursting.
+ * expires + n * period with the smallest n that makes it later than @now.
+ * Both saturate at UINT64_MAX: the expiry is then UINT64_MAX, which is not
+ * later than a @now of UINT64_MAX (no time is). Arm it afterwards with
+ * tw_add(). Drift-free, and skips missed periods instead of bursting.
  *
- * Return: n, the number of periods added; 0 if @t is NULL or pending,
+ * Return: n, the number of periods added (UINT64_MAX if it does not fit,
+ * e.g. expiry 0, @now UINT64_MAX, @period 1); 0 if @t is NULL or pending,
  * @period is 0, or the expiry is already later than @now.
  */
 TW_API uint64_t tw_forward(struct tw_timer *t, uint64_t now, uint64_t period);
@@ -293,8 +327,9 @@ TW_API uint64_t tw_forward(struct tw_timer *t, uint64_t now, uint64_t period);
  * hours with nothing due costs a handful of bit operations. A @now earlier
  * than tw_now() is a no-op that returns 0.
  *
- * Return: the number of callbacks called, -EINVAL if @w is NULL, -EBUSY if
- * called from one of @w's callbacks.
+ * Return: the number of callbacks called, -EINVAL if @w is NULL or was
+ * destroyed (see tw_wheel_destroy()), -EBUSY if called from one of @w's
+ * callbacks.
  */
 TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
 
@@ -305,12 +340,14 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  * The earliest moment a timer can fire: the first non-empty bucket of the
  * lowest non-empty level (through occupancy bitmaps, O(1)), no earlier than
  * the lower bound that bucket keeps on its timers' ticks. Never later than
- * the earliest timer's firing time; exactly that time unless timers were
- * cancelled or re-armed later since; tw_now() if a timer is already due.
+ * the earliest timer's firing time; exactly that time unless a timer left
+ * that bucket since it was armed (cancelled, or re-armed to any other time:
+ * the bound is not raised when a timer leaves); tw_now() if a timer is
+ * already due.
  * Cascades happen inside the advance that reaches this moment, so a loop
  * that sleeps until it wakes only to fire timers (wake-ups without work
- * come only from cancellations and later re-arms, and are counted in
- * &tw_stats.idle_advances).
+ * come only from cancellations and re-arms, at most one per bucket left
+ * early, and are counted in &tw_stats.idle_advances).
  *
  * Return: the time in ns, or UINT64_MAX if nothing is armed (or the
  * earliest timer fires only at UINT64_MAX, or @w is NULL).
@@ -341,8 +378,12 @@ TW_API uint64_t tw_tick(const struct tw_wheel *w);
  * @fn:  the hook, or NULL to remove it
  * @arg: passed to the hook
  *
- * Return: 0, -EINVAL if @w is NULL, -EBUSY if a hook is installed and @fn
- * is not NULL (one backend per wheel).
+ * Removing the hook from a destroyed wheel releases the wheel (see
+ * tw_wheel_destroy()).
+ *
+ * Return: 0, -EINVAL if @w is NULL, or @fn is not NULL and @w was
+ * destroyed; -EBUSY if a hook is installed and @fn is not NULL (one backend
+ * per wheel).
  */
 TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
 
@@ -386,8 +427,9 @@ TW_API int tw_timer_bucket(const struct tw_wheel *w, const struct tw_timer *t, u
  * @w:   the wheel
  * @out: the stream, e.g. stdout
  *
- * One line per non-empty level: its slot width, the clock's digit and
- * each occupied slot with its timer count. With @verbose, each timer's
+ * One line for each level from 0 up to the highest occupied one (level 0
+ * alone for an empty wheel): its slot width, the clock's digit and each
+ * occupied slot with its timer count. With @verbose, each timer's
  * expiry is listed under its slot. O(timers) with @verbose.
  *
  * Return: 0, -EINVAL if @w or @out is NULL.

@@ -95,6 +95,7 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 		return err;
 	if (!tw::debug::wheel_created(w, w->id)) {
 		w->destroy();
+		w->release_if_unused();
 		return -ENOMEM;
 	}
 	*out = w;
@@ -104,20 +105,28 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 #endif
 }
 
+// Every path that may release a wheel's memory ends here, so the debug
+// registry forgets exactly the wheels that are gone.
+static void release_if_unused(tw_wheel *w)
+{
+#if TW_DEBUG_CHECKS
+	const tw_wheel *addr = w;
+	if (w->release_if_unused())
+		tw::debug::wheel_freed(addr);
+#else
+	w->release_if_unused();
+#endif
+}
+
 TW_API void tw_wheel_destroy(tw_wheel *w)
 {
 	if (!w)
 		return;
 	TW_LIVE(w);
-	if (w->dying)
+	if (w->destroyed)
 		return;
-#if TW_DEBUG_CHECKS
-	if (w->running)
-		tw::debug::wheel_dying(w);
-	else
-		tw::debug::wheel_destroyed(w);
-#endif
 	w->destroy();
+	release_if_unused(w);
 }
 
 TW_API void tw_timer_init(tw_timer *t, void (*fn)(tw_timer *t))
@@ -199,13 +208,9 @@ TW_API int tw_advance(tw_wheel *w, uint64_t now)
 	if (!w)
 		return -EINVAL;
 	TW_LIVE(w);
-#if TW_DEBUG_CHECKS
 	int fired = w->advance(now);
-	tw::debug::wheel_advanced(w); // forgets w if a callback destroyed it
+	release_if_unused(w); // destroyed by a callback, and no backend holds it
 	return fired;
-#else
-	return w->advance(now);
-#endif
 }
 
 TW_API uint64_t tw_next_expiry(const tw_wheel *w)
@@ -245,10 +250,12 @@ TW_API int tw_set_notify(tw_wheel *w, tw_notify_fn fn, void *arg)
 	if (!w)
 		return -EINVAL;
 	TW_LIVE(w);
+	if (fn && w->destroyed)
+		return -EINVAL;
 	if (fn && w->notify)
 		return -EBUSY;
-	w->notify = fn;
-	w->notify_arg = fn ? arg : nullptr;
+	w->set_notify(fn, arg);
+	release_if_unused(w); // the backend let go of a destroyed wheel
 	return 0;
 }
 

@@ -35,26 +35,35 @@ int check_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *pprev)
 	return 0;
 }
 
-int check_due_list(const tw_wheel *w, size_t *count)
+// The timers of a due list, or of the detached `ready` list: linked, armed
+// on this wheel, marked due, and counted.
+int check_due_chain(const tw_wheel *w, tw_timer *const *head, const char *name, size_t *count,
+		    tw_timer *const **last)
 {
-	tw_timer *const *pprev = &w->due.first;
-	bool seen_fresh = !w->fresh;
-	for (const tw_timer *t = w->due.first; t; t = t->tw__next) {
+	tw_timer *const *pprev = head;
+	for (const tw_timer *t = *head; t; t = t->tw__next) {
 		if (int err = check_timer(w, t, pprev))
 			return err;
 		if (t->tw__where != tw::where_due)
-			return broken("timer %p on the due list has where=%u", (const void *)t, t->tw__where);
-		if (t == w->fresh)
-			seen_fresh = true;
+			return broken("timer %p on the %s list has where=%u", (const void *)t, name, t->tw__where);
 		pprev = &t->tw__next;
 		++*count;
 	}
-	if (w->due.tail != pprev)
+	*last = pprev;
+	return 0;
+}
+
+int check_due_list(const tw_wheel *w, size_t *count)
+{
+	tw_timer *const *last;
+	if (int err = check_due_chain(w, &w->due.first, "due", count, &last))
+		return err;
+	if (w->due.tail != last)
 		return broken("due list: tail pointer is not the last timer's next field");
-	if (!seen_fresh)
-		return broken("due list: fresh timer %p is not on it", (const void *)w->fresh);
-	if (w->fresh && !w->running)
-		return broken("fresh timer %p outside callbacks", (const void *)w->fresh);
+	if (int err = check_due_chain(w, &w->ready, "ready", count, &last))
+		return err;
+	if (w->ready && !w->running)
+		return broken("ready list holds timer %p outside callbacks", (const void *)w->ready);
 	return 0;
 }
 

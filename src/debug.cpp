@@ -5,6 +5,7 @@
 // lock because wheels of different threads share it. It lives only while
 // wheels do, so a program that destroys its wheels leaks nothing.
 #include "debug.hpp"
+#include "spin.hpp"
 
 #if TW_DEBUG_CHECKS
 
@@ -18,7 +19,6 @@ namespace {
 struct entry {
 	const tw_wheel *w; // nullptr: empty
 	uint32_t id;
-	bool dying;
 };
 
 entry *table;
@@ -26,14 +26,6 @@ size_t capacity; // 0 or a power of two
 size_t used;
 bool locked;
 
-struct guard {
-	guard()
-	{
-		while (__atomic_test_and_set(&locked, __ATOMIC_ACQUIRE))
-			;
-	}
-	~guard() { __atomic_clear(&locked, __ATOMIC_RELEASE); }
-};
 
 size_t home(const tw_wheel *w)
 {
@@ -113,21 +105,20 @@ namespace tw::debug {
 
 bool wheel_created(const tw_wheel *w, uint32_t id)
 {
-	guard g;
-	size_t i = find(w);
-	if (i != capacity) { // a dying wheel's memory, freed and reused by now
-		table[i] = entry{ w, id, false };
-		return true;
-	}
+	tw::spin_guard g(locked);
 	if ((used + 1) * 2 > capacity && !grow())
 		return false;
-	place(entry{ w, id, false });
+	place(entry{ w, id });
 	used++;
 	return true;
 }
 
-static void remove_locked(size_t i)
+void wheel_freed(const tw_wheel *w)
 {
+	tw::spin_guard g(locked);
+	size_t i = find(w);
+	if (i == capacity)
+		return;
 	erase(i);
 	if (--used == 0) {
 		free(table);
@@ -136,35 +127,11 @@ static void remove_locked(size_t i)
 	}
 }
 
-void wheel_destroyed(const tw_wheel *w)
-{
-	guard g;
-	size_t i = find(w);
-	if (i != capacity)
-		remove_locked(i);
-}
-
-void wheel_dying(const tw_wheel *w)
-{
-	guard g;
-	size_t i = find(w);
-	if (i != capacity)
-		table[i].dying = true;
-}
-
-void wheel_advanced(const tw_wheel *w)
-{
-	guard g;
-	size_t i = find(w);
-	if (i != capacity && table[i].dying)
-		remove_locked(i);
-}
-
 void require_live(const tw_wheel *w, const char *fn)
 {
 	bool live;
 	{
-		guard g;
+		tw::spin_guard g(locked);
 		live = find(w) != capacity;
 	}
 	if (!live)
@@ -173,7 +140,7 @@ void require_live(const tw_wheel *w, const char *fn)
 
 bool id_live(uint32_t id)
 {
-	guard g;
+	tw::spin_guard g(locked);
 	for (size_t i = 0; i < capacity; i++)
 		if (table[i].w && table[i].id == id)
 			return true;

@@ -20,12 +20,10 @@ namespace tw::debug {
 
 // Register a new wheel; false if the registry could not grow.
 bool wheel_created(const tw_wheel *w, uint32_t id);
-void wheel_destroyed(const tw_wheel *w);
 
-// Destroyed from a callback: still usable until its tw_advance returns,
-// which then calls wheel_advanced() (w is freed by then and not read).
-void wheel_dying(const tw_wheel *w);
-void wheel_advanced(const tw_wheel *w);
+// The wheel's memory was released (which may come after tw_wheel_destroy():
+// see tw_wheel::release_if_unused()).
+void wheel_freed(const tw_wheel *w);
 
 // Abort unless w is a live wheel.
 void require_live(const tw_wheel *w, const char *fn);

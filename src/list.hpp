@@ -48,9 +48,11 @@ struct tail_list {
 		tail = &t->tw__next;
 	}
 
+	// Also takes a timer off a plain hlist that was detached from this
+	// list: only a timer that is this list's last moves its tail.
 	void remove(tw_timer *t)
 	{
-		if (!t->tw__next)
+		if (tail == &t->tw__next)
 			tail = t->tw__pprev;
 		hlist_del(t);
 	}

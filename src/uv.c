@@ -229,10 +229,12 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 	h->tw__state |= TW__UV_CLOSING;
 	h->tw__close_cb = cb;
 	/* The wheel idles its timers at once, so the program may release
-	 * their memory right after this call; from inside one of its
-	 * callbacks the core frees it when that callback returns, and our
-	 * tw__uv_on_timer() then no longer touches it. */
+	 * their memory right after this call. Removing our hook lets go of
+	 * it: from inside one of its callbacks the core frees it when that
+	 * callback returns, and our tw__uv_on_timer() then no longer touches
+	 * it. */
 	tw_wheel_destroy(h->tw__wheel);
+	(void)tw_set_notify(h->tw__wheel, NULL, NULL);
 	h->tw__wheel = NULL;
 	uv_close((uv_handle_t *)&h->tw__timer, tw__uv_on_timer_closed);
 	uv_close((uv_handle_t *)&h->tw__reconcile, tw__uv_on_prepare_closed);

@@ -14,30 +14,23 @@
 // their tick. Due timers go on the due list in tick order; when the clock
 // has reached `now`, the list is drained and the callbacks run.
 //
-// Timers armed while callbacks run and already due go on the due list
-// behind `fresh`, which the draining loop does not pass: they fire in the
-// next advance, so a callback that re-arms itself for "now" cannot livelock.
+// Callbacks run from a detached list, `ready`, as libuv, the kernel and
+// tokio run theirs: the due list is emptied before the first callback, so
+// a timer a callback arms already due lands on the due list again and
+// fires in the next advance. A callback that re-arms itself for "now"
+// cannot livelock.
 #include "wheel.hpp"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids.hpp"
 #include "level.hpp"
 
 using tw::tail_list;
 
 namespace {
-
-uint32_t allocate_wheel_id()
-{
-	static uint32_t last_id;
-	uint32_t id;
-	do
-		id = __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
-	while (id == 0);
-	return id;
-}
 
 // a + b * n, or UINT64_MAX if that does not fit.
 uint64_t add_periods(uint64_t a, uint64_t b, uint64_t n)
@@ -54,7 +47,10 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 {
 	if (t->expires > now)
 		return 0;
-	uint64_t n = (now - t->expires) / period + 1;
+	// q + 1 overflows only for a period of 1 ns across all of time: n
+	// saturates, as the expiry does.
+	uint64_t q = (now - t->expires) / period;
+	uint64_t n = q == UINT64_MAX ? UINT64_MAX : q + 1;
 	t->expires = add_periods(t->expires, period, n);
 	return n;
 }
@@ -71,6 +67,11 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, size));
 	if (!w)
 		return -ENOMEM;
+	w->id = tw::ids::take();
+	if (!w->id) {
+		free(w);
+		return -ENOMEM;
+	}
 
 	w->tick_ns = tick_ns;
 	w->slot_bits = slot_bits;
@@ -80,7 +81,6 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->last_whole_tick = UINT64_MAX / tick_ns;
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
-	w->id = allocate_wheel_id();
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slot_min = w->occupied + levels;
 	for (size_t i = 0; i < nslots; i++)
@@ -102,7 +102,9 @@ void tw_wheel::idle_all_timers()
 	for (tw_timer *t = due.first; t; t = t->tw__next)
 		t->tw__where = tw::where_idle, t->tw__owner = 0;
 	due.init();
-	fresh = nullptr;
+	for (tw_timer *t = ready; t; t = t->tw__next)
+		t->tw__where = tw::where_idle, t->tw__owner = 0;
+	ready = nullptr;
 	size_t nslots = static_cast<size_t>(levels) << slot_bits;
 	for (size_t i = 0; i < nslots << tw::lane_bits; i++) {
 		for (tw_timer *t = slots[i]; t; t = t->tw__next)
@@ -117,16 +119,32 @@ void tw_wheel::idle_all_timers()
 	count = 0;
 }
 
-// From inside a callback the wheel is still in use by tw_advance, which
-// frees it once the callback returns; its timers are idle at once, so the
-// program may release their memory right away.
+// A destroyed wheel's timers are idle at once, so the program may release
+// their memory right away. The wheel's own memory waits for the last party
+// that still holds it: a running tw_advance (destroyed from a callback), or
+// a backend whose notify hook is installed and which will read the wheel
+// again when its OS timer fires. Both backends thus get one rule: the wheel
+// goes when the backend lets go of it.
 void tw_wheel::destroy()
 {
 	idle_all_timers();
-	if (running)
-		dying = true;
-	else
-		free(this);
+	destroyed = true;
+}
+
+// Frees a destroyed wheel that nobody holds any longer; true if it did.
+bool tw_wheel::release_if_unused()
+{
+	if (!destroyed || running || notify)
+		return false;
+	tw::ids::give_back(id);
+	free(this);
+	return true;
+}
+
+void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
+{
+	notify = fn;
+	notify_arg = fn ? arg : nullptr;
 }
 
 // The clock's tick for a time: rounded down, except that UINT64_MAX reaches
@@ -161,6 +179,26 @@ unsigned tw_wheel::calc_wheel_level(uint64_t exp_tick) const
 	return level_of_bit[tw::msb64(exp_tick ^ now_tick)];
 }
 
+// The slot for a tick after the clock: its level and that level's digit of
+// the tick, as one index. Computed once per placement and handed to
+// enqueue(), which needs nothing else.
+size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
+{
+	unsigned level = calc_wheel_level(exp_tick);
+	unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
+	return (static_cast<size_t>(level) << slot_bits) | slot;
+}
+
+// The earliest tick at which a slot can fire a timer: its start, or the
+// lower bound on its timers' ticks if that is later (see next_firing_tick).
+uint64_t tw_wheel::slot_bound(size_t index) const
+{
+	unsigned level = static_cast<unsigned>(index >> slot_bits);
+	unsigned slot = static_cast<unsigned>(index & slot_mask);
+	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
+	return slot_min[index] > start ? slot_min[index] : start;
+}
+
 // The earliest timer is in the first occupied slot of the lowest non-empty
 // level (level.hpp says why no other slot can come first), and it can fire
 // no earlier than the lower bound that slot keeps:
@@ -173,9 +211,7 @@ uint64_t tw_wheel::next_firing_tick() const
 		return UINT64_MAX;
 	unsigned level = tw::lsb64(level_mask);
 	unsigned slot = tw::lsb64(occupied[level]);
-	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
-	uint64_t bound = slot_min[(static_cast<size_t>(level) << slot_bits) | slot];
-	return bound > start ? bound : start;
+	return slot_bound((static_cast<size_t>(level) << slot_bits) | slot);
 }
 
 uint64_t tw_wheel::next_expiry() const
@@ -186,22 +222,17 @@ uint64_t tw_wheel::next_expiry() const
 	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
 }
 
-// Put a timer whose tick lies after the clock into its slot. Returns the
-// earliest tick at which that slot can fire a timer (see next_firing_tick).
-uint64_t tw_wheel::enqueue(tw_timer *t, uint64_t exp_tick)
+// Put a timer whose tick lies after the clock into slot `index`, which
+// calc_wheel_index() gave for that tick.
+void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t exp_tick)
 {
-	unsigned level = calc_wheel_level(exp_tick);
-	unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
-	size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
-
+	unsigned level = static_cast<unsigned>(index >> slot_bits);
 	tw::hlist_add_head(&slot_heads(index)[next_lane++ & (tw::lanes - 1)], t);
 	if (exp_tick < slot_min[index])
 		slot_min[index] = exp_tick;
 	t->tw__where = static_cast<uint16_t>(tw::where_slot0 + index);
-	occupied[level] |= uint64_t{1} << slot;
+	occupied[level] |= uint64_t{1} << (index & slot_mask);
 	level_mask |= uint64_t{1} << level;
-	uint64_t start = tw::calc_slot_start(now_tick, level, slot, slot_bits);
-	return slot_min[index] > start ? slot_min[index] : start;
 }
 
 // Arm an idle timer. Returns when the wheel will look at it next (ns).
@@ -214,19 +245,18 @@ uint64_t tw_wheel::arm(tw_timer *t, uint64_t expires)
 	if (expires <= now_ns) {
 		due.append(t);
 		t->tw__where = tw::where_due;
-		if (running && !fresh)
-			fresh = t;
 		return now_ns;
 	}
-	return ns_of_tick(enqueue(t, tick_of_expiry(expires)));
+	uint64_t exp_tick = tick_of_expiry(expires);
+	size_t index = calc_wheel_index(exp_tick);
+	enqueue(t, index, exp_tick);
+	return ns_of_tick(slot_bound(index));
 }
 
 void tw_wheel::unlink(tw_timer *t)
 {
 	if (t->tw__where == tw::where_due) {
-		if (t == fresh)
-			fresh = t->tw__next;
-		due.remove(t);
+		due.remove(t); // or from `ready`: remove() leaves due's tail alone then
 	} else {
 		size_t index = t->tw__where - tw::where_slot0;
 		tw::hlist_del(t);
@@ -253,11 +283,12 @@ void tw_wheel::notify_now(uint64_t when)
 		stats.os_rearms++;
 }
 
-// Tell the backend only when the wheel needs it sooner than it was told:
-// a later timer costs the backend nothing.
-void tw_wheel::notify_earlier(uint64_t when)
+// Tell the backend only what changes its plans: a next expiry earlier than
+// it was told, or a wheel that holds a timer again (one that fires only at
+// UINT64_MAX too: it keeps a loop alive). A later timer costs it nothing.
+void tw_wheel::notify_armed(uint64_t when, bool was_empty)
 {
-	if (when < notified && !running)
+	if ((when < notified || was_empty) && !running)
 		notify_now(when);
 }
 
@@ -265,18 +296,20 @@ int tw_wheel::add(tw_timer *t, uint64_t expires)
 {
 	if (t->tw__where != tw::where_idle)
 		return -EBUSY;
-	if (dying)
+	if (destroyed)
 		return -EINVAL;
-	notify_earlier(arm(t, expires));
+	bool was_empty = count == 0;
+	notify_armed(arm(t, expires), was_empty);
 	return 0;
 }
 
 int tw_wheel::mod(tw_timer *t, uint64_t expires)
 {
-	if (dying)
+	if (destroyed)
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
-		notify_earlier(arm(t, expires));
+		bool was_empty = count == 0;
+		notify_armed(arm(t, expires), was_empty);
 		return 0;
 	}
 	if (t->tw__owner != id)
@@ -299,21 +332,19 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 	// An earlier expiry within the same slot only lowers the bound.
 	if (t->tw__where >= tw::where_slot0 && expires > now_ns) {
 		uint64_t exp_tick = tick_of_expiry(expires);
-		unsigned level = calc_wheel_level(exp_tick);
-		unsigned slot = tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask);
-		size_t index = (static_cast<size_t>(level) << slot_bits) | slot;
+		size_t index = calc_wheel_index(exp_tick);
 		if (t->tw__where == tw::where_slot0 + index) {
 			t->expires = expires;
 			stats.armed++;
 			if (exp_tick < slot_min[index]) {
 				slot_min[index] = exp_tick;
-				notify_earlier(ns_of_tick(next_firing_tick()));
+				notify_armed(ns_of_tick(next_firing_tick()), false);
 			}
 			return 1;
 		}
 	}
 	unlink(t);
-	notify_earlier(arm(t, expires));
+	notify_armed(arm(t, expires), false);
 	return 1;
 }
 
@@ -325,7 +356,7 @@ int tw_wheel::del(tw_timer *t)
 		return -EINVAL;
 	unlink(t);
 	stats.cancelled++;
-	if (count == 0 && !running && notified != UINT64_MAX)
+	if (count == 0 && !running)
 		notify_now(UINT64_MAX);
 	return 1;
 }
@@ -355,24 +386,27 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 	}
 }
 
-// The clock has just reached the start of a slot, now detached: place its
-// timers again relative to the clock. Each is due, or lands in a later
-// slot: a finer level when a higher slot cascades, or wherever its expiry
-// now belongs if it was re-armed later while it waited (see mod()). Every
-// timer leaving a higher level counts as cascaded; at level 0 only those
-// placed again do.
-void tw_wheel::place_again(tw_timer **chains, bool cascading)
+// The clock has just reached the start of a slot of `from_level`, now
+// detached: place its timers again relative to the clock. Each is due, or
+// lands in a later slot: a finer level when a higher slot cascades, or
+// wherever its expiry now belongs if it was re-armed later while it waited
+// (see mod()), which may be a coarser level. Only the moves to a finer
+// level (or from a higher level to the due list) count as cascaded.
+void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 {
-	walk_lanes(chains, [this, cascading](tw_timer *t) {
+	walk_lanes(chains, [this, from_level](tw_timer *t) {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
-		bool due_now = exp_tick <= now_tick;
-		if (due_now) {
+		unsigned to_level;
+		if (exp_tick <= now_tick) {
 			due.append(t);
 			t->tw__where = tw::where_due;
+			to_level = 0;
 		} else {
-			enqueue(t, exp_tick);
+			size_t index = calc_wheel_index(exp_tick);
+			enqueue(t, index, exp_tick);
+			to_level = static_cast<unsigned>(index >> slot_bits);
 		}
-		if (cascading || !due_now)
+		if (to_level < from_level)
 			stats.cascaded++;
 	});
 }
@@ -401,7 +435,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			level_mask &= ~(uint64_t{1} << level);
 		slot_min[index] = UINT64_MAX;
 
-		place_again(chains, level > 0);
+		place_again(chains, level);
 	}
 	now_tick = target_tick;
 }
@@ -410,15 +444,22 @@ int tw_wheel::run_expired_timers()
 {
 	int fired = 0;
 	running = true;
-	for (tw_timer *t; (t = due.first) && t != fresh;) {
+	ready = due.first;
+	if (ready)
+		ready->tw__pprev = &ready;
+	due.init();
+	for (tw_timer *t; (t = ready);) {
 		unlink(t);
 		if (t->tw__flags & tw::flag_periodic) {
 			// Re-armed before its callback, so the callback may stop it.
-			// A period set to 0 after init ends the repetition.
+			// A period set to 0 after init ends the repetition, and so
+			// does the end of time: at now == UINT64_MAX no expiry is
+			// later, and the saturated one would fire in every advance.
 			tw_periodic *p = tw_container_of(t, tw_periodic, timer);
 			if (p->period) {
 				tw__forward(t, now_ns, p->period);
-				arm(t, t->expires);
+				if (t->expires > now_ns)
+					arm(t, t->expires);
 			}
 		}
 		stats.fired++;
@@ -426,23 +467,26 @@ int tw_wheel::run_expired_timers()
 			fired++;
 		t->fn(t);
 	}
-	fresh = nullptr;
 	running = false;
 	return fired;
 }
 
+// The caller (capi.cpp) frees a wheel destroyed from a callback once this
+// returns: see release_if_unused().
 int tw_wheel::advance(uint64_t now)
 {
 	if (running)
 		return -EBUSY;
+	if (destroyed)
+		return -EINVAL;
 	if (now < now_ns)
 		return 0;
 
 	collect_expired_timers(tick_of_now(now));
 	now_ns = now;
 	int fired = run_expired_timers();
-	if (dying) {
-		free(this);
+	if (destroyed) {
+		notify_now(UINT64_MAX);
 		return fired;
 	}
 

@@ -16,7 +16,7 @@ namespace tw {
 // Where a timer is, in tw_timer::tw__where.
 enum : uint16_t {
 	where_idle = 0,
-	where_due = 1,   // on the due list: fires in the current or the next advance
+	where_due = 1,   // on the due list (fires in the next advance) or on `ready` (in this one)
 	where_slot0 = 2, // where_slot0 + (level << slot_bits | slot): in a wheel slot
 };
 
@@ -47,7 +47,7 @@ struct tw_wheel {
 	uint64_t slot_mask;
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	bool running;     // callbacks are being called
-	bool dying;       // destroyed from a callback: freed when tw_advance returns
+	bool destroyed;   // tw_wheel_destroy() was called: see release_if_unused()
 	size_t count;     // armed timers
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
@@ -56,7 +56,7 @@ struct tw_wheel {
 	uint64_t *slot_min;    // per slot: no timer in it has an earlier tick (UINT64_MAX if empty)
 	unsigned next_lane;    // round-robin: the lane the next enqueued timer goes to
 	tw::tail_list due;     // timers whose time has come, in the order they came due
-	tw_timer *fresh;       // while running: the first due timer armed by a callback
+	tw_timer *ready;       // while running: the due list detached, its callbacks not yet run
 
 	tw_notify_fn notify;
 	void *notify_arg;
@@ -67,6 +67,8 @@ struct tw_wheel {
 
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t now);
 	void destroy();
+	bool release_if_unused();
+	void set_notify(tw_notify_fn fn, void *arg);
 	void idle_all_timers();
 
 	int add(tw_timer *t, uint64_t expires);
@@ -82,6 +84,8 @@ struct tw_wheel {
 	uint64_t tick_of_expiry(uint64_t ns) const;
 	uint64_t ns_of_tick(uint64_t tick) const;
 	unsigned calc_wheel_level(uint64_t exp_tick) const;
+	size_t calc_wheel_index(uint64_t exp_tick) const;
+	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
 	tw_timer *const *slot_heads(size_t index) const { return slots + (index << tw::lane_bits); }
 	tw_timer **slot_heads(size_t index) { return slots + (index << tw::lane_bits); }
@@ -89,12 +93,12 @@ struct tw_wheel {
 
 private:
 	uint64_t arm(tw_timer *t, uint64_t expires);
-	uint64_t enqueue(tw_timer *t, uint64_t exp_tick);
+	void enqueue(tw_timer *t, size_t index, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	void collect_expired_timers(uint64_t target_tick);
-	void place_again(tw_timer **chains, bool cascading);
+	void place_again(tw_timer **chains, unsigned from_level);
 	int run_expired_timers();
-	void notify_earlier(uint64_t when);
+	void notify_armed(uint64_t when, bool was_empty);
 	void notify_now(uint64_t when);
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worked example of Kafka's TimingWheel Javadoc (seed 001), on a wheel
+ * The worked example of Kafka's TimingWheel Javadoc, on a wheel
  * with u = 1 (tick 1 ns) and n = 4 slots per level instead of 3, starting
  * at c = 0:
  *

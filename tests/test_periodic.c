@@ -203,12 +203,53 @@ static void test_stats(void **state)
 	tw_wheel_destroy(wheel);
 }
 
+/* The end of time: n and the expiry saturate instead of wrapping to 0,
+ * and a periodic timer that fires at UINT64_MAX is not re-armed (a re-arm
+ * at 0 would fire it again in every advance). */
+static int end_fired;
+static void end_cb(struct tw_timer *t)
+{
+	end_fired++;
+	assert_false(tw_pending(t)); /* no later time to re-arm at */
+}
+
+static void test_forward_end_of_time(void **state)
+{
+	(void)state;
+	struct tw_timer t;
+	tw_timer_init(&t, end_cb);
+	t.expires = 0;
+	assert_true(tw_forward(&t, UINT64_MAX, 1) == UINT64_MAX);
+	assert_true(t.expires == UINT64_MAX);
+	t.expires = 0;
+	assert_true(tw_forward(&t, UINT64_MAX, 2) == (UINT64_MAX >> 1) + 1);
+	assert_true(t.expires == UINT64_MAX); /* 2^64 saturates */
+	t.expires = 5;
+	assert_true(tw_forward(&t, UINT64_MAX - 1, UINT64_MAX) == 1);
+	assert_true(t.expires == UINT64_MAX);
+
+	struct tw_periodic p;
+	assert_int_equal(tw_periodic_init(&p, end_cb, 1), 0);
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	assert_int_equal(tw_add(wheel, &p.timer, 0), 0);
+	end_fired = 0;
+	assert_int_equal(tw_advance(wheel, UINT64_MAX), 1);
+	assert_int_equal(end_fired, 1);
+	assert_false(tw_pending(&p.timer));
+	assert_int_equal(tw_advance(wheel, UINT64_MAX), 0);
+	assert_int_equal(end_fired, 1);
+	assert_int_equal(tw_count(wheel), 0);
+	assert_wheel_sound(wheel);
+	tw_wheel_destroy(wheel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_periodic_no_drift),
 		cmocka_unit_test(test_periodic_no_burst),
 		cmocka_unit_test(test_forward),
+		cmocka_unit_test(test_forward_end_of_time),
 		cmocka_unit_test(test_notify_hook),
 		cmocka_unit_test(test_stats),
 	};

@@ -27,6 +27,8 @@
 
 #include <timerwheel.h>
 
+#include "../model.h"
+
 namespace twh {
 
 // Decisions: the fuzzer's bytes (zeros once they run out) or splitmix64.
@@ -129,9 +131,10 @@ struct harness {
 	tw_stats stats{};       // what the wheel's counters must say
 	uint64_t notified = UINT64_MAX;
 	uint64_t hook_calls = 0;
+	bool told_empty = true; // what the hook last saw: a loop lives on it
 	FILE *devnull = nullptr;
 	bool quiet = false; // callbacks do nothing (while draining)
-	bool dying = false; // destroyed from a callback: gone when tw_advance returns
+	bool dying = false; // destroyed from a callback: held by our hook until we remove it
 
 	// totals, for the report
 	uint64_t ops = 0, fired_total = 0, advances = 0, wheels = 0, frees = 0;
@@ -286,6 +289,7 @@ struct harness {
 		TWH_REQUIRE(h, wh == h.w, "hook called for another wheel");
 		TWH_REQUIRE(h, !h.in_callback, "hook called while callbacks run");
 		h.notified = next;
+		h.told_empty = tw_count(wh) == 0; // the hook may read the wheel
 		h.hook_calls++;
 		return 1;
 	}
@@ -302,6 +306,7 @@ struct harness {
 		now = start;
 		stats = tw_stats{};
 		notified = UINT64_MAX;
+		told_empty = true;
 		hook_calls = 0;
 		TWH_REQUIRE(*this, tw_set_notify(w, on_notify, this) == 0, "set_notify");
 		TWH_REQUIRE(*this, tw_set_notify(w, on_notify, this) == -EBUSY, "second hook accepted");
@@ -314,6 +319,7 @@ struct harness {
 		if (!w)
 			return;
 		tw_wheel_destroy(w);
+		TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
 		w = nullptr;
 		for (timer *t : timers)
 			if (t) {
@@ -412,8 +418,14 @@ struct harness {
 				    (unsigned long long)to);
 		TWH_REQUIRE(*this, fired_now <= expect, "more fired than due");
 		if (dying) {
-			// Freed by tw_advance: carry on with a new wheel of the same shape.
+			// Our hook holds the destroyed wheel: it was told the wheel is
+			// empty, the wheel refuses work, and removing the hook frees it.
+			// Then carry on with a new wheel of the same shape.
 			dying = false;
+			TWH_REQUIRE(*this, notified == UINT64_MAX, "the hook was not told a destroyed wheel is empty");
+			TWH_REQUIRE(*this, tw_count(w) == 0 && tw_next_expiry(w) == UINT64_MAX, "a destroyed wheel holds timers");
+			TWH_REQUIRE(*this, tw_advance(w, to) == -EINVAL, "tw_advance on a destroyed wheel");
+			TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
 			w = nullptr;
 			new_wheel(tick, slot_bits, now);
 			advances++;
@@ -450,15 +462,17 @@ struct harness {
 		h.fired_total++;
 		h.stats.fired++;
 
-		if (t.periodic && t.p.period) {
+		uint64_t n, e = 0;
+		if (t.periodic && t.p.period)
+			e = tw_model_forward(t.expires, h.now, t.p.period, &n);
+		if (e > h.now) {
 			// Re-armed before the callback at expires + n * period > now.
-			uint64_t n = (h.now - t.expires) / t.p.period + 1;
-			uint64_t e = sat_add(t.expires, sat_mul(t.p.period, n));
 			TWH_REQUIRE(h, tw_pending(tt), "periodic timer %d not pending in its callback", t.id);
 			TWH_REQUIRE(h, tt->expires == e, "periodic timer %d re-armed at %llu, model %llu", t.id,
 				    (unsigned long long)tt->expires, (unsigned long long)e);
 			h.model_arm(t, e);
 		} else {
+			// One-shot, period 0, or no later time to re-arm at.
 			TWH_REQUIRE(h, !tw_pending(tt), "one-shot timer %d pending in its callback", t.id);
 		}
 		h.in_callback++;
@@ -574,8 +588,7 @@ struct harness {
 		uint64_t period = random_period();
 		uint64_t at = random_expiry();
 		uint64_t e = t.p.timer.expires;
-		uint64_t n = e > at ? 0 : (at - e) / period + 1;
-		uint64_t want = n ? sat_add(e, sat_mul(period, n)) : e;
+		uint64_t n, want = tw_model_forward(e, at, period, &n);
 		uint64_t r = tw_forward(&t.p.timer, at, period);
 		TWH_REQUIRE(*this, r == n && t.p.timer.expires == want, "tw_forward(%llu, %llu, %llu) = %llu -> %llu",
 			    (unsigned long long)e, (unsigned long long)at, (unsigned long long)period,
@@ -651,6 +664,8 @@ struct harness {
 		TWH_REQUIRE(*this, tw_count(w) == armed.size(), "tw_count %zu, model %zu", tw_count(w), armed.size());
 		TWH_REQUIRE(*this, tw_now(w) == now, "tw_now");
 		uint64_t next = tw_next_expiry(w);
+		TWH_REQUIRE(*this, told_empty == armed.empty(), "the hook was last told the wheel is %s, it holds %zu timers",
+			    told_empty ? "empty" : "not empty", armed.size());
 		if (!armed.empty()) {
 			uint64_t first = fire_ns(armed.begin()->first);
 			TWH_REQUIRE(*this, next <= first, "next expiry %llu is after the first firing %llu",

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The public headers compile alone, twice over (include guards) and all
 # together, in C99 and C11 and in C++11 to C++20, with -Wall -Wextra
-# -pedantic -Werror.
+# -pedantic -Wcast-qual -Werror; the core's header also in C++98 and C++03
+# (the backends' headers include libuv's and liburing's, which need C++11).
+# Each translation unit uses tw_container_of on a const pointer.
 # Arguments: the C compiler, the C++ compiler, then the headers to check
 # (relative to include/).
 . "$(dirname "$0")/lib.sh"
@@ -13,7 +15,7 @@ cxx=$2
 shift 2
 command -v "$cc" >/dev/null || skip "no $cc"
 command -v "$cxx" >/dev/null || skip "no $cxx"
-flags="-Wall -Wextra -pedantic -Werror -fsyntax-only"
+flags="-Wall -Wextra -pedantic -Wcast-qual -Werror -fsyntax-only"
 inc=$TW_SOURCE/include
 
 # tu <file> <headers...>: a translation unit including each header twice.
@@ -24,7 +26,15 @@ tu() {
 	for h in "$@" "$@"; do
 		echo "#include <$h>" >>"$f"
 	done
-	echo 'int main(void) { return 0; }' >>"$f"
+	cat >>"$f" <<'END'
+struct probe { int x; struct tw_timer t; };
+int main(void)
+{
+	static struct probe p;
+	const struct tw_timer *t = &p.t;
+	return tw_container_of(t, struct probe, t)->x;
+}
+END
 }
 
 n=0
@@ -41,7 +51,9 @@ for set in "$@" "$*"; do
 			fail "$cc -std=$std: $set"
 		n=$((n + 1))
 	done
-	for std in c++11 c++14 c++17 c++20; do
+	stds="c++11 c++14 c++17 c++20"
+	[ "$set" = timerwheel.h ] && stds="c++98 c++03 $stds"
+	for std in $stds; do
 		"$cxx" -std=$std $flags -I "$inc" "$tmp/t.cpp" || fail "$cxx -std=$std: $set"
 		n=$((n + 1))
 	done

@@ -138,12 +138,15 @@ static void foreign(void)
 static struct tw_wheel *dying;
 static struct tw_timer spare;
 static int inside_add = 1;
+static int inside_advance = 1;
 
 static void destroy_self(struct tw_timer *t)
 {
 	(void)t;
 	tw_wheel_destroy(dying);
-	/* Still usable until tw_advance returns: refused, not fatal. */
+	/* Still usable until tw_advance returns: refused, not fatal, also
+	 * after a refused tw_advance (which must not let go of the wheel). */
+	inside_advance = tw_advance(dying, 2 * MS);
 	inside_add = tw_add(dying, &spare, 0);
 }
 
@@ -155,6 +158,7 @@ static void destroyed_in_callback(void)
 	tw_timer_init(&spare, nop);
 	require(tw_add(dying, &t, MS) == 0);
 	require(tw_advance(dying, MS) == 1);
+	require(inside_advance == -EBUSY);
 	require(inside_add == -EINVAL);
 	fputs("advance returned\n", stderr);
 	tw_count(dying); /* freed by now */

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+//
+// A spin lock for the process-wide tables (wheel ids, the debug registry).
+// They are touched only when wheels are created or released, never on a
+// timer operation, so a spin lock costs nothing there and keeps the core
+// free of any threading library.
+#ifndef TW_SPIN_HPP
+#define TW_SPIN_HPP
+
+namespace tw {
+
+class spin_guard {
+public:
+	explicit spin_guard(bool &locked) : locked_(locked)
+	{
+		while (__atomic_test_and_set(&locked_, __ATOMIC_ACQUIRE))
+			;
+	}
+	~spin_guard() { __atomic_clear(&locked_, __ATOMIC_RELEASE); }
+	spin_guard(const spin_guard &) = delete;
+	spin_guard &operator=(const spin_guard &) = delete;
+
+private:
+	bool &locked_;
+};
+
+} // namespace tw
+
+#endif

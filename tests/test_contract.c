@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the header promises at its edges, taken at its word: the next
+ * expiry after a re-arm, the notify hook's three rules (a timer at the end
+ * of time included), what counts as a cascade, and which levels tw_dump
+ * draws. Each test failed against a core whose header said one thing and
+ * whose code did another.
+ */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include "common.h"
+
+#define MS 1000000ull
+
+static int fired;
+static void count(struct tw_timer *t)
+{
+	(void)t;
+	fired++;
+}
+
+/* tw_next_expiry is never later than the first firing, and a bound left
+ * early by a re-arm costs one wake-up without work, then is exact again. */
+static void next_expiry_after_earlier_rearm(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_timer a, b;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	tw_timer_init(&a, count);
+	tw_timer_init(&b, count);
+	/* One level-1 slot (64 to 127 ms) holds both; its bound is 100 ms. */
+	assert_int_equal(tw_add(w, &a, 100 * MS), 0);
+	assert_int_equal(tw_add(w, &b, 110 * MS), 0);
+	assert_true(tw_next_expiry(w) == 100 * MS); /* exact: nothing re-armed */
+	assert_int_equal(tw_mod(w, &a, 50 * MS), 1);
+	assert_true(tw_next_expiry(w) == 50 * MS);
+	fired = 0;
+	assert_int_equal(tw_advance(w, tw_next_expiry(w)), 1);
+	/* A has left B's slot; the slot's bound may still say 100 ms. */
+	uint64_t next = tw_next_expiry(w);
+	assert_true(next <= 110 * MS);
+	struct tw_stats before, after;
+	tw_get_stats(w, &before);
+	if (next < 110 * MS) {
+		assert_int_equal(tw_advance(w, next), 0);
+		tw_get_stats(w, &after);
+		assert_true(after.idle_advances == before.idle_advances + 1);
+	}
+	assert_true(tw_next_expiry(w) == 110 * MS); /* exact again */
+	assert_int_equal(tw_advance(w, 110 * MS), 1);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+static int hook_calls;
+static uint64_t hook_next;
+static size_t hook_count;
+static int hook(struct tw_wheel *w, uint64_t next, void *arg)
+{
+	(void)arg;
+	hook_calls++;
+	hook_next = next;
+	hook_count = tw_count(w); /* the hook may read the wheel */
+	return 1;
+}
+
+/* A timer that fires only at UINT64_MAX still makes the wheel non-empty:
+ * the hook hears of it when it is armed (rule 1) and when the wheel is
+ * empty again (rule 2), or a loop could not stay alive for it. */
+static void notify_end_of_time_timer(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_timer t;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	assert_int_equal(tw_set_notify(w, hook, NULL), 0);
+	tw_timer_init(&t, count);
+	hook_calls = 0;
+	assert_int_equal(tw_add(w, &t, UINT64_MAX), 0);
+	assert_int_equal(hook_calls, 1);
+	assert_true(hook_next == UINT64_MAX);
+	assert_int_equal(hook_count, 1);
+	assert_int_equal(tw_del(w, &t), 1);
+	assert_int_equal(hook_calls, 2);
+	assert_true(hook_next == UINT64_MAX);
+	assert_int_equal(hook_count, 0);
+	/* tw_mod of an idle timer into an empty wheel is an arm too. */
+	assert_int_equal(tw_mod(w, &t, UINT64_MAX - 1), 0);
+	assert_int_equal(hook_calls, 3);
+	assert_int_equal(hook_count, 1);
+	/* A second, later timer changes nothing the loop needs to know. */
+	struct tw_timer u;
+	tw_timer_init(&u, count);
+	assert_int_equal(tw_add(w, &u, UINT64_MAX), 0);
+	assert_int_equal(hook_calls, 3);
+	fired = 0;
+	assert_int_equal(tw_advance(w, UINT64_MAX), 2);
+	assert_int_equal(hook_calls, 4);
+	assert_int_equal(hook_count, 0);
+	tw_set_notify(w, NULL, NULL);
+	tw_wheel_destroy(w);
+}
+
+/* Rule 3 is for advances that move or keep the clock: a backward one is a
+ * no-op, and calls nothing. */
+static void notify_backward_advance(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_timer t;
+	assert_int_equal(tw_wheel_create(&w, NULL, 10 * MS), 0);
+	assert_int_equal(tw_set_notify(w, hook, NULL), 0);
+	tw_timer_init(&t, count);
+	assert_int_equal(tw_add(w, &t, 20 * MS), 0);
+	hook_calls = 0;
+	struct tw_stats before, after;
+	tw_get_stats(w, &before);
+	assert_int_equal(tw_advance(w, 5 * MS), 0);
+	assert_int_equal(hook_calls, 0);
+	tw_get_stats(w, &after);
+	assert_true(after.advances == before.advances);
+	assert_int_equal(tw_advance(w, 10 * MS), 0); /* the same now: kept */
+	assert_int_equal(hook_calls, 1);
+	assert_true(hook_next == 20 * MS);
+	tw_set_notify(w, NULL, NULL);
+	tw_wheel_destroy(w);
+}
+
+/* stats.cascaded counts moves to a finer level only. A timer re-armed
+ * later stays in its level-0 slot (tw_mod only stores the expiry); when
+ * that slot comes due it goes up to a coarser level, which is no cascade. */
+static void cascaded_counts_only_moves_down(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_timer t;
+	struct tw_stats st;
+	unsigned level, slot;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	tw_timer_init(&t, count);
+	assert_int_equal(tw_add(w, &t, 5 * MS), 0);
+	assert_int_equal(tw_mod(w, &t, 600000 * MS), 1); /* 10 minutes */
+	assert_int_equal(tw_advance(w, 5 * MS), 0);
+	assert_int_equal(tw_timer_bucket(w, &t, &level, &slot), 0);
+	assert_int_equal(level, 3);
+	tw_get_stats(w, &st);
+	assert_int_equal(st.cascaded, 0);
+	/* From level 3 it comes down inside the advance that reaches it, each
+	 * step to a finer level counted (at most one per level), and fires on
+	 * time. */
+	fired = 0;
+	assert_int_equal(tw_advance(w, tw_next_expiry(w)), 1);
+	assert_true(tw_now(w) == 600000 * MS);
+	tw_get_stats(w, &st);
+	assert_true(st.cascaded >= 1 && st.cascaded <= 3);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* tw_dump draws one line for each level from 0 up to the highest occupied
+ * one: level 0 alone for an empty wheel. */
+static int level_lines(struct tw_wheel *w, int *highest)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	assert_non_null(f);
+	assert_int_equal(tw_dump(w, f, false), 0);
+	fclose(f);
+	int n = 0;
+	*highest = -1;
+	for (char *p = text; (p = strstr(p, "  level ")) != NULL; p += 8) {
+		*highest = atoi(p + 8);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+static void dump_levels(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_timer t;
+	int highest;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	assert_int_equal(level_lines(w, &highest), 1);
+	assert_int_equal(highest, 0);
+	tw_timer_init(&t, count);
+	assert_int_equal(tw_add(w, &t, 10000 * MS), 0); /* 10 s: level 2 */
+	assert_int_equal(level_lines(w, &highest), 3);
+	assert_int_equal(highest, 2);
+	tw_wheel_destroy(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(next_expiry_after_earlier_rearm),
+		cmocka_unit_test(notify_end_of_time_timer),
+		cmocka_unit_test(notify_backward_advance),
+		cmocka_unit_test(cascaded_counts_only_moves_down),
+		cmocka_unit_test(dump_levels),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
