@@ -64,11 +64,11 @@ static void tw__uv_on_prepare(uv_prepare_t *p);
 /*
  * Timers that fire only at UINT64_MAX still hold the loop, as a native uv
  * timer with timeout (uint64_t)-1 does: libuv clamps such a due time to
- * UINT64_MAX ms, which never comes. The core tells the hook UINT64_MAX
- * both for an empty wheel and for this, and does not call it again when
- * the last such timer is cancelled (the value it gave does not change); so
- * while armed like this a prepare handle, which keeps nothing alive by
- * itself, checks before each poll whether the wheel emptied.
+ * UINT64_MAX ms, which never comes. The hook hears UINT64_MAX both for an
+ * empty wheel and for this; tw_count() tells them apart. A destroy outside
+ * a callback empties the wheel without calling the hook, and this wake-up
+ * never comes to notice it; so while armed like this a prepare handle,
+ * which keeps nothing alive by itself, checks before each poll.
  */
 static int tw__uv_arm_forever(struct tw_uv *h)
 {

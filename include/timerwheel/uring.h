@@ -62,6 +62,15 @@
  * that moves the earliest expiry earlier. The backend never breaks a chain:
  * it never submits while one is open (also not when the SQ is full).
  *
+ * Destroying the wheel. tw_wheel_destroy() on a wheel a backend drives
+ * (also from one of its callbacks, inside tw_uring_handle_cqe() or
+ * tw_uring_run()) idles its timers at once; its memory goes when the
+ * backend lets go of it: tw_uring_detach() or tw_uring_loop_close(), which
+ * the program must still call. Until then the backend reads it safely: a
+ * timeout still in flight completes, fires nothing and arms nothing, and
+ * an owned loop's tw_uring_run() returns once no request of the program is
+ * in flight. The rule is the same for the libuv backend.
+ *
  * Threads. A backend, its wheel and its ring belong to one thread.
  */
 #ifndef TIMERWHEEL_URING_H
@@ -185,7 +194,7 @@ TW_API uint64_t tw_uring_now(void);
  * is queued at once. From then on the program hands every CQE it reaps to
  * tw_uring_handle_cqe(), and submits as usual.
  *
- * Return: 0, -EINVAL if an argument is NULL, -EOPNOTSUPP if @ring uses
+ * Return: 0, -EINVAL if an argument is NULL or @w was destroyed, -EOPNOTSUPP if @ring uses
  * IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL, -EBUSY if @w already has a
  * notify hook, -ENOMEM. On failure nothing is queued and @w keeps no hook.
  */
@@ -211,7 +220,8 @@ TW_API int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cq
  * @u: an attached backend
  *
  * Removes the notify hook; the wheel and its armed timers are left alone
- * (attach again, or destroy the wheel). A backend request still in the SQ
+ * (attach again, or destroy the wheel). If the program destroyed the wheel
+ * already, this releases it. A backend request still in the SQ
  * is turned into a NOP, and a timeout in flight gets a removal queued for
  * the next submit (while a chain of the program is open in the SQ, it is
  * cancelled through io_uring_register() instead, kernel 6.0). Their completions carry the tag: skip them with
@@ -292,8 +302,8 @@ TW_API void tw_uring_stop(struct tw_uring *u);
  * tw_uring_loop_close - free an owned loop and its ring
  * @u: the backend
  *
- * Removes the notify hook; the wheel and its armed timers are left alone.
- * Requests still in flight are cancelled by the kernel without callbacks.
+ * Removes the notify hook; the wheel and its armed timers are left alone
+ * (a wheel the program destroyed is released here). Requests still in flight are cancelled by the kernel without callbacks.
  *
  * Return: 0, -EINVAL if @u is NULL or attached (use tw_uring_detach()),
  * -EBUSY while tw_uring_run() is running.
