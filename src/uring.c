@@ -21,13 +21,16 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
 	KIND_TIMEOUT = 1,
 	KIND_UPDATE = 2,
 	KIND_REMOVE = 3,
 	KIND_NOP = 4,
+	KIND_KICK = 5,
 	KIND_MASK = 0xff,
 };
 
@@ -48,6 +51,7 @@ struct tw_uring {
 	struct queued q_update;
 	bool inflight; /* a timeout was queued and its completion not yet seen */
 	bool broken;   /* the kernel refused the timeout itself: stop re-arming */
+	bool deferred; /* an SQE was wanted while the program's chain was open */
 	bool owned;
 	bool running;
 	bool stop;
@@ -61,6 +65,11 @@ struct tw_uring {
 };
 
 static atomic_uint_fast64_t next_id = 1;
+
+#define TW__URING_LOOP_FLAGS                                                            \
+	(IORING_SETUP_CLAMP | IORING_SETUP_R_DISABLED | IORING_SETUP_SUBMIT_ALL |        \
+	 IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |   \
+	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)
 
 uint64_t tw_uring_now(void)
 {
@@ -88,6 +97,74 @@ static bool still_queued(struct tw_uring *u, struct queued *q)
 		return true;
 	q->live = false;
 	return false;
+}
+
+/*
+ * The kernel links an SQE to the one before it when that one carries
+ * IOSQE_IO_LINK or IOSQE_IO_HARDLINK. An SQE of ours queued behind such a
+ * one would wait for the program's request, and the program's next SQE
+ * would then hang off ours instead of its own chain. So we look at the last
+ * SQE not yet consumed by the kernel (only this thread consumes them: no
+ * SQPOLL) and, if it leaves a chain open, queue nothing.
+ */
+static bool chain_open(const struct tw_uring *u)
+{
+	const struct io_uring_sq *sq = &u->ring->sq;
+	unsigned shift = (u->ring->flags & IORING_SETUP_SQE128) ? 1 : 0;
+	unsigned last = sq->sqe_tail - 1;
+	const struct io_uring_sqe *sqe;
+
+	if (sq->sqe_tail == io_uring_smp_load_acquire(sq->khead))
+		return false;
+	sqe = &sq->sqes[(last & sq->ring_mask) << shift];
+	return (sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)) != 0;
+}
+
+#ifndef IORING_REGISTER_SEND_MSG_RING
+#define IORING_REGISTER_SEND_MSG_RING 31 /* kernel 6.13; liburing 2.3 lacks it */
+#endif
+
+/*
+ * We could not queue an SQE because the program's chain is open. Make sure
+ * a completion of ours comes back soon without using the SQ, so that the
+ * program's next wait ends and tw_uring_handle_cqe() can queue it then,
+ * once the chain has gone to the kernel. Cancelling our timeout from the
+ * register path (kernel 6.0) does that when one is in flight; otherwise a
+ * message posted straight to the ring's CQ (kernel 6.13). On older kernels
+ * the SQE waits for the next call into the backend.
+ */
+/* Cancels our submitted timeout without an SQE; its completion follows. */
+static int cancel_sync(struct tw_uring *u)
+{
+	struct io_uring_sync_cancel_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.addr = u->ud_base | KIND_TIMEOUT;
+	reg.timeout.tv_sec = -1;
+	reg.timeout.tv_nsec = -1;
+	return io_uring_register_sync_cancel(u->ring, &reg);
+}
+
+static void kick(struct tw_uring *u)
+{
+	struct io_uring_sqe msg;
+
+	if (u->inflight && !still_queued(u, &u->q_timeout)) {
+		int r = cancel_sync(u);
+
+		/* -ENOENT/-EALREADY: it is completing anyway, which is as good. */
+		if (r == 0 || r == -ENOENT || r == -EALREADY) {
+			u->st.kicks++;
+			return;
+		}
+	}
+	memset(&msg, 0, sizeof(msg));
+	msg.opcode = IORING_OP_MSG_RING;
+	msg.fd = u->ring->ring_fd;
+	msg.addr = IORING_MSG_DATA;
+	msg.off = u->ud_base | KIND_KICK;
+	if (syscall(__NR_io_uring_register, -1, IORING_REGISTER_SEND_MSG_RING, &msg, 1) >= 0)
+		u->st.kicks++;
 }
 
 static struct io_uring_sqe *take_sqe(struct tw_uring *u)
@@ -131,7 +208,18 @@ static int arm(struct tw_uring *u, uint64_t next)
 	set_ts(u, next);
 	if (u->inflight && (still_queued(u, &u->q_timeout) || still_queued(u, &u->q_update))) {
 		u->armed = next;
+		u->deferred = false;
 		u->st.retargets++;
+		return 0;
+	}
+	if (chain_open(u)) {
+		/* u->armed stays what the kernel has, so the next hook call or
+		 * completion tries again. */
+		if (!u->deferred) {
+			u->deferred = true;
+			u->st.chain_defers++;
+			kick(u);
+		}
 		return 0;
 	}
 	sqe = take_sqe(u);
@@ -152,6 +240,7 @@ static int arm(struct tw_uring *u, uint64_t next)
 		u->st.timeouts++;
 	}
 	u->armed = next;
+	u->deferred = false;
 	u->st.sqes++;
 	return 1;
 }
@@ -186,8 +275,13 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 {
 	if (!u || !cqe)
 		return -EINVAL;
-	if ((cqe->user_data & ~(uint64_t)KIND_MASK) != u->ud_base)
+	if ((cqe->user_data & ~(uint64_t)KIND_MASK) != u->ud_base) {
+		/* Any completion the program reaps is a chance to queue what an
+		 * open chain held back (by now it has usually been submitted). */
+		if (u->deferred && !u->busy)
+			arm(u, tw_next_expiry(u->w));
 		return 0;
+	}
 
 	switch (cqe->user_data & KIND_MASK) {
 	case KIND_TIMEOUT:
@@ -201,6 +295,10 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 			u->broken = true;
 		}
 		run_wheel(u);
+		break;
+	case KIND_KICK:
+		if (u->deferred && !u->busy)
+			arm(u, tw_next_expiry(u->w));
 		break;
 	case KIND_UPDATE:
 		if (cqe->res == -ENOENT || cqe->res == -EALREADY)
@@ -218,7 +316,9 @@ static int init(struct tw_uring *u, struct tw_wheel *w, struct io_uring *ring, t
 {
 	int r;
 
-	if (ring->flags & IORING_SETUP_SQPOLL)
+	/* SQPOLL: the kernel thread could read a queued timespec while we
+	 * rewrite it. IOPOLL: the kernel refuses IORING_OP_TIMEOUT there. */
+	if (ring->flags & (IORING_SETUP_SQPOLL | IORING_SETUP_IOPOLL))
 		return -EOPNOTSUPP;
 	u->w = w;
 	u->ring = ring;
@@ -271,6 +371,14 @@ static void disarm(struct tw_uring *u)
 	}
 	if (!u->inflight)
 		return;
+	if (chain_open(u)) {
+		/* A removal SQE would join the program's chain: cancel from the
+		 * register path instead. If the kernel lacks it, the timeout
+		 * completes by itself, tagged. */
+		if (cancel_sync(u) == 0)
+			u->st.removes++;
+		return;
+	}
 	sqe = take_sqe(u);
 	if (!sqe)
 		return; /* it will complete by itself, tagged */
@@ -306,8 +414,13 @@ int tw_uring_loop_init(struct tw_uring **out, struct tw_wheel *w,
 		opt = &defaults;
 	if (opt->wait != TW_URING_WAIT_ARG && opt->wait != TW_URING_WAIT_SQE)
 		return -EINVAL;
-	if (opt->setup_flags & IORING_SETUP_SQPOLL)
+	if (opt->setup_flags & (IORING_SETUP_SQPOLL | IORING_SETUP_IOPOLL))
 		return -EOPNOTSUPP;
+	/* Other flags either need io_uring_params fields the options do not
+	 * carry, or a liburing newer than the one we were built with (which
+	 * would misread the ring): only those known to work get through. */
+	if (opt->setup_flags & ~(unsigned)TW__URING_LOOP_FLAGS)
+		return -EINVAL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;

@@ -37,7 +37,39 @@
  * submit when the SQ is full) only on the ring's thread.
  *
  * Rings created with IORING_SETUP_SQPOLL are refused: the kernel thread
- * could read a queued timespec while the backend rewrites it.
+ * could read a queued timespec while the backend rewrites it. Rings created
+ * with IORING_SETUP_IOPOLL are refused too: the kernel rejects
+ * IORING_OP_TIMEOUT there (-EINVAL), so no timer would ever fire.
+ *
+ * Link chains. An SQE queued right after one that carries IOSQE_IO_LINK or
+ * IOSQE_IO_HARDLINK joins its chain. So the backend never queues an SQE
+ * while the last SQE not yet consumed by the kernel leaves a chain open:
+ * its timeout would wait for the program's request, and the program's next
+ * SQE would hang off the timeout instead of its own chain. It holds the SQE
+ * back (&tw_uring_stats.chain_defers) and forces one completion of its own
+ * without touching the SQ (&tw_uring_stats.kicks): it cancels its timeout
+ * in flight through io_uring_register() (kernel 6.0), or, with none in
+ * flight, posts a tagged completion to the ring with
+ * IORING_REGISTER_SEND_MSG_RING (kernel 6.13). When the program reaps that
+ * completion and hands it to tw_uring_handle_cqe(), after submitting its
+ * chain, the backend queues its SQE; the timer fires on time. Rules: hand
+ * every completion to tw_uring_handle_cqe() (as always), and do not reap
+ * completions while a chain of yours is still open in the SQ, or the SQE is
+ * held back until the next one. On kernels older than 6.13 a timer armed
+ * while a chain is open, on a wheel with no timeout in flight, waits for
+ * the next completion the program hands over or the next tw_add()/tw_mod()
+ * that moves the earliest expiry; on kernels older than 6.0, also a timer
+ * that moves the earliest expiry earlier. The backend never breaks a chain:
+ * it never submits while one is open (also not when the SQ is full).
+ *
+ * Destroying the wheel. tw_wheel_destroy() on a wheel a backend drives
+ * (also from one of its callbacks, inside tw_uring_handle_cqe() or
+ * tw_uring_run()) idles its timers at once; its memory goes when the
+ * backend lets go of it: tw_uring_detach() or tw_uring_loop_close(), which
+ * the program must still call. Until then the backend reads it safely: a
+ * timeout still in flight completes, fires nothing and arms nothing, and
+ * an owned loop's tw_uring_run() returns once no request of the program is
+ * in flight. The rule is the same for the libuv backend.
  *
  * Threads. A backend, its wheel and its ring belong to one thread.
  */
@@ -93,7 +125,9 @@ enum tw_uring_wait {
 /**
  * struct tw_uring_loop_options - how tw_uring_loop_init() builds its ring
  * @entries:     SQ entries; 0 means 256
- * @setup_flags: IORING_SETUP_* flags (not IORING_SETUP_SQPOLL)
+ * @setup_flags: IORING_SETUP_* flags: any of CLAMP, R_DISABLED, SUBMIT_ALL,
+ *               COOP_TASKRUN, TASKRUN_FLAG, SQE128, CQE32, SINGLE_ISSUER and
+ *               DEFER_TASKRUN (see tw_uring_loop_init() for the rest)
  * @wait:        an enum tw_uring_wait
  * @cqe_fn:      called for each completion that is not the wheel's; may be NULL
  * @arg:         passed to @cqe_fn
@@ -121,6 +155,10 @@ struct tw_uring_loop_options {
  * @timed_waits:   owned loop: waits bounded by the wheel's next expiry
  * @errors:        unexpected failures (see @last_error)
  * @last_error:    the last unexpected negative errno, 0 if none
+ * @chain_defers:  times an SQE was held back because the program's last
+ *                 queued SQE left a link chain open (see "Link chains")
+ * @kicks:         completions forced without an SQE so that a held-back SQE
+ *                 gets queued after the chain is submitted
  */
 struct tw_uring_stats {
 	uint64_t sqes;
@@ -135,6 +173,8 @@ struct tw_uring_stats {
 	uint64_t timed_waits;
 	uint64_t errors;
 	int last_error;
+	uint64_t chain_defers;
+	uint64_t kicks;
 };
 
 /**
@@ -154,8 +194,9 @@ TW_API uint64_t tw_uring_now(void);
  * is queued at once. From then on the program hands every CQE it reaps to
  * tw_uring_handle_cqe(), and submits as usual.
  *
- * Return: 0, -EINVAL if an argument is NULL, -EOPNOTSUPP if @ring uses
- * IORING_SETUP_SQPOLL, -EBUSY if @w already has a notify hook, -ENOMEM.
+ * Return: 0, -EINVAL if an argument is NULL or @w was destroyed, -EOPNOTSUPP if @ring uses
+ * IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL, -EBUSY if @w already has a
+ * notify hook, -ENOMEM. On failure nothing is queued and @w keeps no hook.
  */
 TW_API int tw_uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_uring *ring);
 
@@ -179,9 +220,11 @@ TW_API int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cq
  * @u: an attached backend
  *
  * Removes the notify hook; the wheel and its armed timers are left alone
- * (attach again, or destroy the wheel). A backend request still in the SQ
+ * (attach again, or destroy the wheel). If the program destroyed the wheel
+ * already, this releases it. A backend request still in the SQ
  * is turned into a NOP, and a timeout in flight gets a removal queued for
- * the next submit. Their completions carry the tag: skip them with
+ * the next submit (while a chain of the program is open in the SQ, it is
+ * cancelled through io_uring_register() instead, kernel 6.0). Their completions carry the tag: skip them with
  * tw_uring_is_tagged(). Must not be called from a timer callback.
  *
  * Return: 0, -EINVAL if @u is NULL or an owned loop, -EBUSY from a
@@ -197,10 +240,20 @@ TW_API int tw_uring_detach(struct tw_uring *u);
  * @opt: ring size, setup flags, wait method and completion callback; NULL
  *       for the defaults (256 entries, no flags, TW_URING_WAIT_ARG, no callback)
  *
+ * IORING_SETUP_R_DISABLED: enable the ring (IORING_REGISTER_ENABLE_RINGS on
+ * tw_uring_ring()) before tw_uring_run(), which returns -EBADFD until then.
+ *
  * Return: 0, -EINVAL if @out or @w is NULL or @opt->wait is unknown,
- * -EOPNOTSUPP for IORING_SETUP_SQPOLL, -EBUSY if @w already has a notify
- * hook, -ENOMEM, or the error of io_uring_queue_init_params() (-ENOSYS or
- * -EPERM when the kernel refuses io_uring).
+ * -EOPNOTSUPP for IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL (the kernel
+ * runs no timeouts there), -EINVAL for any other flag not listed in
+ * &tw_uring_loop_options.setup_flags (SQ_AFF, CQSIZE and ATTACH_WQ need
+ * fields the options do not carry; newer flags need a newer liburing than
+ * the one the backend was built with), -EBUSY if @w already has a notify
+ * hook, -ENOMEM, or the error of io_uring_queue_init_params(): -ENOSYS or
+ * -EPERM when the kernel refuses io_uring, -EINVAL for combinations it
+ * refuses (TASKRUN_FLAG without COOP_TASKRUN or DEFER_TASKRUN,
+ * DEFER_TASKRUN without SINGLE_ISSUER). On failure @out is untouched and
+ * @w keeps no hook.
  */
 TW_API int tw_uring_loop_init(struct tw_uring **out, struct tw_wheel *w,
 			      const struct tw_uring_loop_options *opt);
@@ -249,8 +302,8 @@ TW_API void tw_uring_stop(struct tw_uring *u);
  * tw_uring_loop_close - free an owned loop and its ring
  * @u: the backend
  *
- * Removes the notify hook; the wheel and its armed timers are left alone.
- * Requests still in flight are cancelled by the kernel without callbacks.
+ * Removes the notify hook; the wheel and its armed timers are left alone
+ * (a wheel the program destroyed is released here). Requests still in flight are cancelled by the kernel without callbacks.
  *
  * Return: 0, -EINVAL if @u is NULL or attached (use tw_uring_detach()),
  * -EBUSY while tw_uring_run() is running.

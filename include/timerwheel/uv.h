@@ -18,10 +18,22 @@
  * was armed from a timer callback, an I/O callback or outside the loop.
  *
  * Liveness. Like a native timer, the handle keeps uv_run() going only while
- * timers are armed; with TW_UV_WEAK it never does.
+ * timers are armed; with TW_UV_WEAK it never does. A timer that fires only
+ * at UINT64_MAX (or in the last partial tick below it) holds the loop like
+ * a native timer with timeout (uint64_t)-1, until it is cancelled or the
+ * wheel destroyed; meanwhile the backend runs a uv_prepare_t (which holds
+ * nothing itself) to notice a destroy the notify hook does not report.
  *
- * The wheel is the backend's: do not call tw_advance(), tw_set_notify() or
- * tw_wheel_destroy() on it. A handle belongs to its loop's thread.
+ * The wheel is the backend's: do not call tw_advance() or tw_set_notify()
+ * on it. Destroying it (tw_wheel_destroy(), also from one of its callbacks)
+ * idles its timers at once; its memory goes when the backend lets go of it,
+ * in tw_uv_close(), which the program must still call. Until then
+ * tw_uv_wheel() returns the destroyed wheel (tw_add() and tw_mod() on it
+ * return -EINVAL), the loop stops waiting for its timers, and a destroy
+ * outside a callback may leave one wake-up of the uv timer, which runs
+ * nothing. The rule is the same for the io_uring backend.
+ *
+ * A handle belongs to its loop's thread.
  */
 #ifndef TIMERWHEEL_UV_H
 #define TIMERWHEEL_UV_H
@@ -57,6 +69,7 @@ typedef void (*tw_uv_close_cb)(struct tw_uv *h);
 struct tw_uv {
 	void *data;
 	uv_timer_t tw__timer;
+	uv_prepare_t tw__reconcile; /* runs only while armed for the end of time */
 	struct tw_wheel *tw__wheel;
 	tw_uv_close_cb tw__close_cb;
 	uint64_t tw__due_ms;     /* uv_now() at which tw__timer is due */
@@ -138,6 +151,8 @@ TW_API uint64_t tw_uv_now(void);
  * inside one of the wheel's callbacks: no further timer of the wheel fires,
  * not even one due in the same wake-up (the core frees the wheel when that
  * callback returns).
+ *
+ * Also for a wheel the program destroyed already: this is what releases it.
  *
  * @cb runs from the loop, as a uv_close() callback does, after the wheel
  * has been freed: every timer is idle there.
