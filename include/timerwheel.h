@@ -153,9 +153,10 @@ struct tw_stats {
  *
  * Called (1) from tw_add()/tw_mod() when the next expiry moves earlier than
  * the last value passed to the hook, or when the wheel was empty; (2) from
- * tw_del() when the wheel becomes empty, with UINT64_MAX; and (3) at the
- * end of every tw_advance() that moved or kept the clock, with the next
- * expiry then (UINT64_MAX if a callback destroyed the wheel). A backward
+ * tw_del() when the wheel becomes empty, and from tw_wheel_destroy(), with
+ * UINT64_MAX; and (3) at the end of every tw_advance() that moved or kept
+ * the clock, with the next expiry then (UINT64_MAX if a callback destroyed
+ * the wheel). A backward
  * tw_advance() is a no-op and calls nothing. The hook is never called
  * while callbacks run. A backend arms its single OS timer for @next here.
  *
@@ -215,8 +216,8 @@ TW_API int tw_wheel_create(struct tw_wheel **out, const struct tw_config *cfg, u
  * - While a notify hook is installed (a backend drives @w), when the hook
  *   is removed: tw_set_notify(@w, NULL), which tw_uv_close() and
  *   tw_uring_detach() do. Until then the backend may still read @w; the
- *   hook is called once more with UINT64_MAX if the destroy came from a
- *   callback, so it can stop its OS timer.
+ *   hook is called once more with UINT64_MAX (at once, or when the advance
+ *   ends if the destroy came from a callback), so it can stop its OS timer.
  *
  * Until it is released, a destroyed wheel holds no timer: tw_add(),
  * tw_mod() and tw_advance() return -EINVAL (tw_advance() from a callback

@@ -25,8 +25,6 @@
 enum {
 	TW__UV_CLOSING = 1u,   /* tw_uv_close() was called */
 	TW__UV_FOREVER = 2u,   /* armed for the end of time (see tw__uv_arm_forever) */
-	TW__UV_TIMER_CLOSED = 4u,
-	TW__UV_PREPARE_CLOSED = 8u,
 };
 
 #define TW__NS_PER_MS 1000000u
@@ -59,16 +57,13 @@ static int tw__uv_arm(struct tw_uv *h, uint64_t next)
 	return 1;
 }
 
-static void tw__uv_on_prepare(uv_prepare_t *p);
-
 /*
  * Timers that fire only at UINT64_MAX still hold the loop, as a native uv
  * timer with timeout (uint64_t)-1 does: libuv clamps such a due time to
  * UINT64_MAX ms, which never comes. The hook hears UINT64_MAX both for an
- * empty wheel and for this; tw_count() tells them apart. A destroy outside
- * a callback empties the wheel without calling the hook, and this wake-up
- * never comes to notice it; so while armed like this a prepare handle,
- * which keeps nothing alive by itself, checks before each poll.
+ * empty wheel and for this; tw_count() tells them apart, and the hook hears
+ * every change between the two (a destroy included), so the timer is
+ * stopped as soon as the wheel is empty.
  */
 static int tw__uv_arm_forever(struct tw_uv *h)
 {
@@ -80,7 +75,6 @@ static int tw__uv_arm_forever(struct tw_uv *h)
 	h->tw__due_ms = UINT64_MAX;
 	h->tw__next = UINT64_MAX;
 	h->tw__state |= TW__UV_FOREVER;
-	(void)uv_prepare_start(&h->tw__reconcile, tw__uv_on_prepare);
 	return 1;
 }
 
@@ -88,23 +82,12 @@ static int tw__uv_stop(struct tw_uv *h)
 {
 	uv_handle_t *hd = (uv_handle_t *)&h->tw__timer;
 
-	if (h->tw__state & TW__UV_FOREVER) {
-		h->tw__state &= ~TW__UV_FOREVER;
-		uv_prepare_stop(&h->tw__reconcile);
-	}
+	h->tw__state &= ~TW__UV_FOREVER;
 	if (!uv_is_active(hd))
 		return 0;
 	uv_timer_stop(&h->tw__timer);
 	h->tw__stops++;
 	return 1;
-}
-
-static void tw__uv_on_prepare(uv_prepare_t *p)
-{
-	struct tw_uv *h = tw_container_of(p, struct tw_uv, tw__reconcile);
-
-	if (tw_count(h->tw__wheel) == 0)
-		(void)tw__uv_stop(h);
 }
 
 /*
@@ -122,10 +105,7 @@ static int tw__uv_notify(struct tw_wheel *w, uint64_t next, void *arg)
 		return 0;
 	if (next == UINT64_MAX)
 		return tw_count(w) > 0 ? tw__uv_arm_forever(h) : tw__uv_stop(h);
-	if (h->tw__state & TW__UV_FOREVER) {
-		h->tw__state &= ~TW__UV_FOREVER;
-		uv_prepare_stop(&h->tw__reconcile);
-	}
+	h->tw__state &= ~TW__UV_FOREVER;
 	if (uv_is_active(hd) && h->tw__due_ms <= tw__uv_ceil_ms(next)) {
 		/* Due in time already. Keep the earliest target it must meet:
 		 * an early wake-up is judged against that. */
@@ -164,9 +144,6 @@ int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, un
 		tw_wheel_destroy(w);
 		return r;
 	}
-	/* Cannot fail on a loop where uv_timer_init() did not. */
-	(void)uv_prepare_init(loop, &h->tw__reconcile);
-	uv_unref((uv_handle_t *)&h->tw__reconcile);
 	h->tw__wheel = w;
 	h->tw__close_cb = NULL;
 	h->tw__due_ms = 0;
@@ -200,26 +177,12 @@ uint64_t tw_uv_now(void)
 	return uv_hrtime();
 }
 
-/* The user's callback may free @h: it runs once both handles are closed,
- * whichever order libuv reports them in. */
-static void tw__uv_closed(struct tw_uv *h, unsigned which)
+static void tw__uv_on_close(uv_handle_t *hd)
 {
-	h->tw__state |= which;
-	if ((h->tw__state & (TW__UV_TIMER_CLOSED | TW__UV_PREPARE_CLOSED)) !=
-	    (TW__UV_TIMER_CLOSED | TW__UV_PREPARE_CLOSED))
-		return;
+	struct tw_uv *h = tw_container_of(hd, struct tw_uv, tw__timer);
+
 	if (h->tw__close_cb != NULL)
 		h->tw__close_cb(h);
-}
-
-static void tw__uv_on_timer_closed(uv_handle_t *hd)
-{
-	tw__uv_closed(tw_container_of(hd, struct tw_uv, tw__timer), TW__UV_TIMER_CLOSED);
-}
-
-static void tw__uv_on_prepare_closed(uv_handle_t *hd)
-{
-	tw__uv_closed(tw_container_of(hd, struct tw_uv, tw__reconcile), TW__UV_PREPARE_CLOSED);
 }
 
 void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
@@ -236,8 +199,7 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 	tw_wheel_destroy(h->tw__wheel);
 	(void)tw_set_notify(h->tw__wheel, NULL, NULL);
 	h->tw__wheel = NULL;
-	uv_close((uv_handle_t *)&h->tw__timer, tw__uv_on_timer_closed);
-	uv_close((uv_handle_t *)&h->tw__reconcile, tw__uv_on_prepare_closed);
+	uv_close((uv_handle_t *)&h->tw__timer, tw__uv_on_close);
 }
 
 int tw_uv_get_stats(const struct tw_uv *h, struct tw_uv_stats *out)

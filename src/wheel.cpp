@@ -129,6 +129,10 @@ void tw_wheel::destroy()
 {
 	idle_all_timers();
 	destroyed = true;
+	// The backend hears that the wheel is empty now and stops its OS
+	// timer; from a callback, when the advance ends (see advance()).
+	if (!running)
+		notify_now(UINT64_MAX);
 }
 
 // Frees a destroyed wheel that nobody holds any longer; true if it did.

@@ -69,7 +69,6 @@ typedef void (*tw_uv_close_cb)(struct tw_uv *h);
 struct tw_uv {
 	void *data;
 	uv_timer_t tw__timer;
-	uv_prepare_t tw__reconcile; /* runs only while armed for the end of time */
 	struct tw_wheel *tw__wheel;
 	tw_uv_close_cb tw__close_cb;
 	uint64_t tw__due_ms;     /* uv_now() at which tw__timer is due */

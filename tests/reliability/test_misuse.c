@@ -304,8 +304,11 @@ static void destroy_held_by_hook(void **state)
 	tw_timer_init(&t, never);
 	tw_timer_init(&spare, count);
 	assert_int_equal(tw_add(w, &t, 5 * MS), 0);
+	hook_calls = 0;
 	tw_wheel_destroy(w);
 	assert_false(tw_pending(&t));
+	assert_int_equal(hook_calls, 1); /* the backend hears the wheel is empty */
+	assert_int_equal(hook_last, UINT64_MAX);
 	tw_wheel_destroy(w); /* a second destroy while held does nothing */
 	/* Still readable by the backend, but holds nothing. */
 	assert_int_equal(tw_count(w), 0);
