@@ -124,15 +124,6 @@ static bool chain_open(const struct tw_uring *u)
 #define IORING_REGISTER_SEND_MSG_RING 31 /* kernel 6.13; liburing 2.3 lacks it */
 #endif
 
-/*
- * We could not queue an SQE because the program's chain is open. Make sure
- * a completion of ours comes back soon without using the SQ, so that the
- * program's next wait ends and tw_uring_handle_cqe() can queue it then,
- * once the chain has gone to the kernel. Cancelling our timeout from the
- * register path (kernel 6.0) does that when one is in flight; otherwise a
- * message posted straight to the ring's CQ (kernel 6.13). On older kernels
- * the SQE waits for the next call into the backend.
- */
 /* Cancels our submitted timeout without an SQE; its completion follows. */
 static int cancel_sync(struct tw_uring *u)
 {
@@ -145,6 +136,15 @@ static int cancel_sync(struct tw_uring *u)
 	return io_uring_register_sync_cancel(u->ring, &reg);
 }
 
+/*
+ * We could not queue an SQE because the program's chain is open. Make sure
+ * a completion of ours comes back soon without using the SQ, so that the
+ * program's next wait ends and tw_uring_handle_cqe() can queue it then,
+ * once the chain has gone to the kernel. Cancelling our timeout from the
+ * register path (kernel 6.0) does that when one is in flight; otherwise a
+ * message posted straight to the ring's CQ (kernel 6.13). On older kernels
+ * the SQE waits for the next call into the backend.
+ */
 static void kick(struct tw_uring *u)
 {
 	struct io_uring_sqe msg;
