@@ -21,17 +21,15 @@
  * timers are armed; with TW_UV_WEAK it never does. A timer that fires only
  * at UINT64_MAX (or in the last partial tick below it) holds the loop like
  * a native timer with timeout (uint64_t)-1, until it is cancelled or the
- * wheel destroyed; meanwhile the backend runs a uv_prepare_t (which holds
- * nothing itself) to notice a destroy the notify hook does not report.
+ * wheel destroyed.
  *
  * The wheel is the backend's: do not call tw_advance() or tw_set_notify()
  * on it. Destroying it (tw_wheel_destroy(), also from one of its callbacks)
  * idles its timers at once; its memory goes when the backend lets go of it,
  * in tw_uv_close(), which the program must still call. Until then
  * tw_uv_wheel() returns the destroyed wheel (tw_add() and tw_mod() on it
- * return -EINVAL), the loop stops waiting for its timers, and a destroy
- * outside a callback may leave one wake-up of the uv timer, which runs
- * nothing. The rule is the same for the io_uring backend.
+ * return -EINVAL) and the uv timer is stopped, so the loop no longer waits
+ * for its timers. The rule is the same for the io_uring backend.
  *
  * A handle belongs to its loop's thread.
  */
