@@ -1,17 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Runs examples/uv_idle_server (its path is argv[1]) and opens 10^4
- * loopback connections to it. Half keep talking, half fall silent once all
- * connections are open. Exactly the silent half must be closed, none before
- * its deadline and none later than one tick plus 50 ms after it.
- *
- * Opening 10^4 connections may take longer than IDLE_MS on a loaded machine
- * (1.5 s under ASan with both cores busy), so every client talks until all
- * are open: the silent half's deadlines then all fall after that phase. The
- * silent ones then stop one after another over SILENCE_SPREAD_MS, so that
- * their closes do not come in one burst. A
- * talker sends when TALK_EVERY_MS have passed since its last byte, by the
- * clock, not by counting ticks: a loaded loop runs its ticker less often.
+ * loopback connections to it. Half keep talking, half fall silent after one
+ * echoed "hello". Exactly the silent half must be closed, none before its
+ * deadline and none later than one tick plus 50 ms after it.
  *
  * The server's deadline for a silent connection is the moment it read the
  * hello plus IDLE_MS; the client knows that moment only between sending the
@@ -21,6 +13,15 @@
  * the close late on a loaded machine, never early). The server also reports
  * how late it closed against each timer's exact expiry; that must be within
  * one tick plus 50 ms too.
+ *
+ * A talker sends when TALK_EVERY_MS have passed since its last byte, by the
+ * clock: a loaded loop runs its ticker less often, and counting ticks would
+ * stretch the period past IDLE_MS. Opening all connections may take longer
+ * than IDLE_MS under load (1.5 s under ASan with both cores busy); the first
+ * silent ones are then closed while the last ones open, which is fine.
+ * This process sees a close as late as its own loop runs: the longest gap
+ * between its ticks (5 ms apart when it keeps up) is added to its bound,
+ * while the server's own figure keeps the bound of one tick plus 50 ms.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -51,7 +52,6 @@
 #define SLACK_NS (50 * 1000000ull)
 #define TALK_EVERY_MS (IDLE_MS * 2 / 5)
 #define TALK_STEP_MS 5 /* how often the talkers are looked at */
-#define SILENCE_SPREAD_MS 1000u
 #define IN_FLIGHT 256
 #define GRACE_MS 300
 #define GIVE_UP_MS 60000
@@ -80,6 +80,7 @@ static struct {
 	int finished;
 	char summary[512];
 	uint64_t t_start, t_all_ready;
+	uint64_t t_tick, max_lag; /* the last tick, and the longest tick gap beyond TALK_STEP_MS */
 	uv_timer_t ticker, done, give_up;
 	char rbuf[256];
 } s;
@@ -202,27 +203,21 @@ static void connect_more(void)
 	}
 }
 
-/* Does client i still talk? The silent half talks until all connections
- * are open, then the n-th of them stops n * SILENCE_SPREAD_MS / N later. */
-static int talking(size_t i, uint64_t now)
-{
-	return s.c[i].talker || !s.t_all_ready ||
-	       now < s.t_all_ready + SILENCE_SPREAD_MS * 1000000ull * i / s.n;
-}
-
-/* Each connection's sends stay TALK_EVERY_MS apart, spread as their
- * connects were: no burst of thousands of reads. */
+/* Each talker's sends stay TALK_EVERY_MS apart, spread as their connects
+ * were: no burst of thousands of reads. */
 static void on_tick(uv_timer_t *t)
 {
 	uint64_t now = tw_test_mono_ns();
 	size_t i;
 
 	(void)t;
-	for (i = 0; i < s.next; i++) {
+	if (s.t_tick && now - s.t_tick > TALK_STEP_MS * 1000000ull + s.max_lag)
+		s.max_lag = now - s.t_tick - TALK_STEP_MS * 1000000ull;
+	s.t_tick = now;
+	for (i = 0; i < s.next; i += 2) {
 		struct client *c = &s.c[i];
 
-		if (c->ready && !c->eof && talking(i, now) &&
-		    now - c->t_send >= TALK_EVERY_MS * 1000000ull)
+		if (c->talker && c->ready && !c->eof && now - c->t_send >= TALK_EVERY_MS * 1000000ull)
 			send_byte(c);
 	}
 }
@@ -264,14 +259,15 @@ static void test_silent_half_closed_on_time(void **state)
 		late_hi[k] = c->t_eof - c->t_send - IDLE_MS * 1000000ull;
 		late_lo[k] = c->t_eof > c->t_echo + IDLE_MS * 1000000ull ?
 				     c->t_eof - c->t_echo - IDLE_MS * 1000000ull : 0;
-		if (late_lo[k] > TICK_NS + SLACK_NS)
+		if (late_lo[k] > TICK_NS + SLACK_NS + s.max_lag)
 			late++;
 		k++;
 	}
 	printf("%zu connections (%zu talking), all open after %.0f ms: %zu silent closed, "
-	       "%zu talking closed, %zu early, %zu later than tick + 50 ms, %zu other failures\n",
+	       "%zu talking closed, %zu early, %zu later than tick + 50 ms + %.1f ms (this "
+	       "process's longest lag), %zu other failures\n",
 	       s.n, s.n - s.n / 2, s.t_all_ready ? (double)(s.t_all_ready - s.t_start) / 1e6 : -1.0,
-	       s.silent_eof, s.talker_eof, early, late, s.failures);
+	       s.silent_eof, s.talker_eof, early, late, (double)s.max_lag / 1e6, s.failures);
 	tw_test_print_lateness("close after deadline, upper bound (from send)", late_hi, k);
 	tw_test_print_lateness("close after deadline, lower bound (from echo)", late_lo, k);
 	free(late_hi);
