@@ -45,13 +45,14 @@ fi
 # The loader's directories: ld.so.conf with its includes (a directory that
 # does not exist yet is still searched once ldconfig runs after the
 # install), and those ldconfig reports, its built-in ones among them.
+# shellcheck disable=SC2086
 conf_dirs() { # file...
 	for f in "$@"; do
 		[ -f "$f" ] || continue
 		sed 's/#.*//' "$f" | while read -r a b; do
 			case $a in
 			"") ;;
-			include) conf_dirs $b ;;
+			include) conf_dirs $b ;; # unquoted: include takes a glob
 			*) echo "$a" ;;
 			esac
 		done
