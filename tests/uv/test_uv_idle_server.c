@@ -20,8 +20,10 @@
  * than IDLE_MS under load (1.5 s under ASan with both cores busy); the first
  * silent ones are then closed while the last ones open, which is fine.
  * This process sees a close as late as its own loop runs: the longest gap
- * between its ticks (5 ms apart when it keeps up) is added to its bound,
- * while the server's own figure keeps the bound of one tick plus 50 ms.
+ * between its ticks (5 ms apart when it keeps up) is added to its bound.
+ * The server, on the same machine, can be kept from running as long, so the
+ * gap is added to the bound on the server's own figure too. Unloaded, the
+ * gap is a few ms and both bounds stay about one tick plus 50 ms.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -279,7 +281,7 @@ static void test_silent_half_closed_on_time(void **state)
 	       &srv_idle, &srv_mean, &srv_max);
 	assert_int_equal(srv_idle, s.n / 2);
 	assert_true(srv_mean >= 0);
-	assert_true(srv_max * 1e6 <= (double)(TICK_NS + SLACK_NS));
+	assert_true(srv_max * 1e6 <= (double)(TICK_NS + SLACK_NS + s.max_lag));
 	assert_int_equal(s.failures, 0);
 	assert_int_equal(s.silent_eof, s.n / 2);
 	assert_int_equal(s.talker_eof, 0);
