@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Sum the test logs of the given build dirs into one closing line: meson's
-testlog.json, and reliability.json where .ci/reliability wrote one."""
+testlog.json, and where they exist the loaded run's testlog-loaded.json,
+.ci/reliability's reliability.json and .ci/fresh-root's fresh-root.json
+(one JSON object a line, each with a "result")."""
 import json
 import sys
 
@@ -17,7 +19,8 @@ for d in sys.argv[1:]:
         print(f"{d}: no test log", file=sys.stderr)
         failed += 1
         continue
-    lines += read(f"{d}/reliability.json") or []
+    for extra in ("meson-logs/testlog-loaded.json", "reliability.json", "fresh-root.json"):
+        lines += read(f"{d}/{extra}") or []
     for line in lines:
         result = json.loads(line)["result"]
         if result in ("OK", "EXPECTEDFAIL"):

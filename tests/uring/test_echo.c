@@ -25,7 +25,8 @@
 #define ROUNDS 5 /* the last message goes at 600 ms > IDLE_MS */
 #define IN_FLIGHT 500 /* connects not yet complete, to stay below the backlog */
 #define CONNECTS_PER_MS 10 /* 10^4 clients arrive over 1 s, not in one burst */
-#define ON_TIME_MS 500u /* allowed lateness on a loaded 2-core CI machine */
+#define ON_TIME_MS 500u /* allowed lateness on a loaded 2-core CI machine, */
+			 /* plus the longest stall this process measures in its loop */
 #define MS 1000000ull
 
 static const char *server_path;
@@ -176,7 +177,7 @@ static void echo_server_closes_idle_on_time(void **state)
 	int ep, in, started = 0, pending = 0, status;
 	unsigned long accepted = 0, echoed = 0, idle_closed = 0;
 	double server_late_ms = -1;
-	uint64_t deadline, t0;
+	uint64_t deadline, t0, t_prev, max_lag = 0;
 	pid_t pid;
 	FILE *out;
 
@@ -195,12 +196,18 @@ static void echo_server_closes_idle_on_time(void **state)
 
 	deadline = tw_uring_now() + 30000 * MS;
 	t0 = tw_uring_now();
+	t_prev = t0;
 	ndone = 0;
 	fifo_head = NULL;
 	fifo_tail = &fifo_head;
 	while (ndone < nclients) {
 		uint64_t now = tw_uring_now();
 		int n;
+
+		/* Iterations are 2 ms apart at most when this process keeps up. */
+		if (now - t_prev > 2 * MS + max_lag)
+			max_lag = now - t_prev - 2 * MS;
+		t_prev = now;
 
 		if (now >= deadline) {
 			int conn = 0, act = 0;
@@ -259,7 +266,8 @@ static void echo_server_closes_idle_on_time(void **state)
 			late[nlate++] = c->t_eof - from - IDLE_MS * MS;
 	}
 	tw_test_print_lateness("silent clients, close after the idle time", late, nlate);
-	assert_true(late[nlate - 1] <= ON_TIME_MS * MS);
+	print_message("longest stall of this process: %.1f ms\n", (double)max_lag / 1e6);
+	assert_true(late[nlate - 1] <= ON_TIME_MS * MS + max_lag);
 
 	close(in);
 	assert_int_equal(waitpid(pid, &status, 0), pid);

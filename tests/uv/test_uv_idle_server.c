@@ -13,6 +13,17 @@
  * the close late on a loaded machine, never early). The server also reports
  * how late it closed against each timer's exact expiry; that must be within
  * one tick plus 50 ms too.
+ *
+ * A talker sends when TALK_EVERY_MS have passed since its last byte, by the
+ * clock: a loaded loop runs its ticker less often, and counting ticks would
+ * stretch the period past IDLE_MS. Opening all connections may take longer
+ * than IDLE_MS under load (1.5 s under ASan with both cores busy); the first
+ * silent ones are then closed while the last ones open, which is fine.
+ * This process sees a close as late as its own loop runs: the longest gap
+ * between its ticks (5 ms apart when it keeps up) is added to its bound.
+ * The server, on the same machine, can be kept from running as long, so the
+ * gap is added to the bound on the server's own figure too. Unloaded, the
+ * gap is a few ms and both bounds stay about one tick plus 50 ms.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -42,8 +53,7 @@
 #define TICK_NS 1000000ull /* the server's wheel uses the default tick */
 #define SLACK_NS (50 * 1000000ull)
 #define TALK_EVERY_MS (IDLE_MS * 2 / 5)
-#define TALK_STEP_MS 5 /* talkers take turns: no burst of thousands of reads */
-#define TALK_PHASES (TALK_EVERY_MS / TALK_STEP_MS)
+#define TALK_STEP_MS 5 /* how often the talkers are looked at */
 #define IN_FLIGHT 256
 #define GRACE_MS 300
 #define GIVE_UP_MS 60000
@@ -72,7 +82,7 @@ static struct {
 	int finished;
 	char summary[512];
 	uint64_t t_start, t_all_ready;
-	unsigned phase;
+	uint64_t t_tick, max_lag; /* the last tick, and the longest tick gap beyond TALK_STEP_MS */
 	uv_timer_t ticker, done, give_up;
 	char rbuf[256];
 } s;
@@ -195,15 +205,23 @@ static void connect_more(void)
 	}
 }
 
+/* Each talker's sends stay TALK_EVERY_MS apart, spread as their connects
+ * were: no burst of thousands of reads. */
 static void on_tick(uv_timer_t *t)
 {
+	uint64_t now = tw_test_mono_ns();
 	size_t i;
 
 	(void)t;
-	s.phase = (s.phase + 1) % TALK_PHASES;
-	for (i = 2 * s.phase; i < s.next; i += 2 * TALK_PHASES)
-		if (s.c[i].talker && s.c[i].ready && !s.c[i].eof)
-			send_byte(&s.c[i]);
+	if (s.t_tick && now - s.t_tick > TALK_STEP_MS * 1000000ull + s.max_lag)
+		s.max_lag = now - s.t_tick - TALK_STEP_MS * 1000000ull;
+	s.t_tick = now;
+	for (i = 0; i < s.next; i += 2) {
+		struct client *c = &s.c[i];
+
+		if (c->talker && c->ready && !c->eof && now - c->t_send >= TALK_EVERY_MS * 1000000ull)
+			send_byte(c);
+	}
 }
 
 static void test_silent_half_closed_on_time(void **state)
@@ -243,14 +261,15 @@ static void test_silent_half_closed_on_time(void **state)
 		late_hi[k] = c->t_eof - c->t_send - IDLE_MS * 1000000ull;
 		late_lo[k] = c->t_eof > c->t_echo + IDLE_MS * 1000000ull ?
 				     c->t_eof - c->t_echo - IDLE_MS * 1000000ull : 0;
-		if (late_lo[k] > TICK_NS + SLACK_NS)
+		if (late_lo[k] > TICK_NS + SLACK_NS + s.max_lag)
 			late++;
 		k++;
 	}
 	printf("%zu connections (%zu talking), all open after %.0f ms: %zu silent closed, "
-	       "%zu talking closed, %zu early, %zu later than tick + 50 ms, %zu other failures\n",
+	       "%zu talking closed, %zu early, %zu later than tick + 50 ms + %.1f ms (this "
+	       "process's longest lag), %zu other failures\n",
 	       s.n, s.n - s.n / 2, s.t_all_ready ? (double)(s.t_all_ready - s.t_start) / 1e6 : -1.0,
-	       s.silent_eof, s.talker_eof, early, late, s.failures);
+	       s.silent_eof, s.talker_eof, early, late, (double)s.max_lag / 1e6, s.failures);
 	tw_test_print_lateness("close after deadline, upper bound (from send)", late_hi, k);
 	tw_test_print_lateness("close after deadline, lower bound (from echo)", late_lo, k);
 	free(late_hi);
@@ -262,7 +281,7 @@ static void test_silent_half_closed_on_time(void **state)
 	       &srv_idle, &srv_mean, &srv_max);
 	assert_int_equal(srv_idle, s.n / 2);
 	assert_true(srv_mean >= 0);
-	assert_true(srv_max * 1e6 <= (double)(TICK_NS + SLACK_NS));
+	assert_true(srv_max * 1e6 <= (double)(TICK_NS + SLACK_NS + s.max_lag));
 	assert_int_equal(s.failures, 0);
 	assert_int_equal(s.silent_eof, s.n / 2);
 	assert_int_equal(s.talker_eof, 0);
