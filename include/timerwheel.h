@@ -164,7 +164,9 @@ struct tw_stats {
  * only at UINT64_MAX; tw_count() tells them apart, and a loop should stay
  * alive for the second, as it would for a native timer with the largest
  * timeout. The hook may read the wheel (tw_count(), tw_next_expiry(),
- * tw_now()) but must not change it.
+ * tw_now()) and may remove itself (tw_set_notify(w, NULL, NULL)), e.g. on
+ * hearing that a destroyed wheel is empty; it must not change the wheel
+ * otherwise.
  *
  * An installed hook holds the wheel: a destroyed wheel's memory is
  * released only once the hook is removed (see tw_wheel_destroy()).
@@ -257,8 +259,9 @@ TW_API int tw_periodic_init(struct tw_periodic *p, void (*fn)(struct tw_timer *t
  * O(1).
  *
  * Return: 0, -EINVAL if @w or @t is NULL, @t was not initialised with
- * tw_timer_init() (or has no callback), or @w was destroyed from the
- * running callback; -EBUSY if @t is already armed (on this wheel or another).
+ * tw_timer_init() (or has no callback), or @w was destroyed (see
+ * tw_wheel_destroy()); -EBUSY if @t is already armed (on this wheel or
+ * another).
  */
 TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
 
@@ -275,7 +278,7 @@ TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  *
  * Return: 1 if @t was armed before, 0 if it was idle, -EINVAL if @w or @t
  * is NULL, @t was not initialised, @t is armed on another wheel, or @w was
- * destroyed from the running callback.
+ * destroyed (see tw_wheel_destroy()).
  */
 TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
 
@@ -297,7 +300,8 @@ TW_API int tw_del(struct tw_wheel *w, struct tw_timer *t);
  * @t: the timer, or NULL (false)
  *
  * True from tw_add()/tw_mod() until it fires or is cancelled; a periodic
- * timer stays pending in its own callback.
+ * timer stays pending in its own callback, unless it was not re-armed
+ * (period 0, or fired when `now` was UINT64_MAX).
  */
 TW_API bool tw_pending(const struct tw_timer *t);
 
@@ -379,8 +383,11 @@ TW_API uint64_t tw_tick(const struct tw_wheel *w);
  * @fn:  the hook, or NULL to remove it
  * @arg: passed to the hook
  *
- * Removing the hook from a destroyed wheel releases the wheel (see
- * tw_wheel_destroy()).
+ * The hook is not called when it is installed: arm the OS timer for
+ * tw_next_expiry() then; from there on the hook hears every change that
+ * matters (see tw_notify_fn). Removing the hook from a destroyed wheel
+ * releases the wheel (see tw_wheel_destroy()); from inside the hook, once
+ * it has returned.
  *
  * Return: 0, -EINVAL if @w is NULL, or @fn is not NULL and @w was
  * destroyed; -EBUSY if a hook is installed and @fn is not NULL (one backend

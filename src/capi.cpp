@@ -93,8 +93,7 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 	if (err)
 		return err;
 	if (!tw::debug::wheel_created(w, w->id)) {
-		w->destroy();
-		w->release_if_unused();
+		w->release();
 		return -ENOMEM;
 	}
 	*out = w;
@@ -104,17 +103,17 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 #endif
 }
 
-// Every path that may release a wheel's memory ends here, so the debug
-// registry forgets exactly the wheels that are gone.
+// Every path that may release a wheel's memory ends here. The debug
+// registry forgets the wheel before its memory goes, so that another
+// thread's new wheel at the same address is never mistaken for it.
 static void release_if_unused(tw_wheel *w)
 {
+	if (!w->unused())
+		return;
 #if TW_DEBUG_CHECKS
-	const tw_wheel *addr = w;
-	if (w->release_if_unused())
-		tw::debug::wheel_freed(addr);
-#else
-	w->release_if_unused();
+	tw::debug::wheel_freed(w);
 #endif
+	w->release();
 }
 
 TW_API void tw_wheel_destroy(tw_wheel *w)

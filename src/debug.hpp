@@ -21,8 +21,8 @@ namespace tw::debug {
 // Register a new wheel; false if the registry could not grow.
 bool wheel_created(const tw_wheel *w, uint32_t id);
 
-// The wheel's memory was released (which may come after tw_wheel_destroy():
-// see tw_wheel::release_if_unused()).
+// The wheel's memory is about to be released (which may come after
+// tw_wheel_destroy(): see tw_wheel::unused()).
 void wheel_freed(const tw_wheel *w);
 
 // Abort unless w is a live wheel.

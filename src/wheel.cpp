@@ -135,20 +135,31 @@ void tw_wheel::destroy()
 		notify_now(UINT64_MAX);
 }
 
-// Frees a destroyed wheel that nobody holds any longer; true if it did.
-bool tw_wheel::release_if_unused()
+// A destroyed wheel that nobody holds any longer: no advance runs on it,
+// no hook is installed, and we are not inside the hook (which may remove
+// itself; the wheel goes after it returned).
+bool tw_wheel::unused() const
 {
-	if (!destroyed || running || notify)
-		return false;
-	tw::ids::give_back(id);
-	free(this);
-	return true;
+	return destroyed && !running && !notify && !in_hook;
 }
 
+void tw_wheel::release()
+{
+	tw::ids::give_back(id);
+	free(this);
+}
+
+// The hook is not called here: whoever installs it arms its OS timer for
+// next_expiry(), and from then on the hook is told only what moves that.
+// So `notified` starts from there, not from what the wheel would have told
+// a hook while it had none (which may lie earlier: removals never raise
+// it), or an earlier timer armed next would be taken for a later one.
 void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 {
 	notify = fn;
 	notify_arg = fn ? arg : nullptr;
+	if (fn)
+		notified = next_expiry();
 }
 
 // The clock's tick for a time: rounded down, except that UINT64_MAX reaches
@@ -269,7 +280,10 @@ void tw_wheel::notify_now(uint64_t when)
 	if (!notify)
 		return;
 	stats.notifies++;
-	if (notify(this, when, notify_arg))
+	in_hook = true;
+	int touched = notify(this, when, notify_arg);
+	in_hook = false;
+	if (touched)
 		stats.os_rearms++;
 }
 
@@ -463,7 +477,7 @@ int tw_wheel::run_expired_timers()
 }
 
 // The caller (capi.cpp) frees a wheel destroyed from a callback once this
-// returns: see release_if_unused().
+// returns: see unused().
 int tw_wheel::advance(uint64_t now)
 {
 	if (running)

@@ -111,7 +111,8 @@ struct tw_wheel {
 	uint64_t slot_mask;
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	bool running;     // callbacks are being called
-	bool destroyed;   // tw_wheel_destroy() was called: see release_if_unused()
+	bool destroyed;   // tw_wheel_destroy() was called: freed once unused()
+	bool in_hook;     // the notify hook is being called
 	size_t count;     // armed timers
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
@@ -130,7 +131,8 @@ struct tw_wheel {
 
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t now);
 	void destroy();
-	bool release_if_unused();
+	bool unused() const;
+	void release();
 	void set_notify(tw_notify_fn fn, void *arg);
 
 	int add(tw_timer *t, uint64_t expires);

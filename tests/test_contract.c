@@ -101,6 +101,74 @@ static void notify_end_of_time_timer(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* A hook installed on a wheel that already holds timers: its installer
+ * arms for tw_next_expiry(), and any earlier timer armed after that must be
+ * told, even if the wheel once had an earlier one (cancelled since) that
+ * no hook ever heard of. */
+static void notify_after_late_install(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_timer a, b, c;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	tw_timer_init(&a, count);
+	tw_timer_init(&b, count);
+	tw_timer_init(&c, count);
+	assert_int_equal(tw_add(w, &a, 100 * MS), 0);
+	assert_int_equal(tw_add(w, &b, 50 * MS), 0);
+	assert_int_equal(tw_del(w, &b), 1);
+	hook_calls = 0;
+	assert_int_equal(tw_set_notify(w, hook, NULL), 0);
+	assert_int_equal(hook_calls, 0); /* not called at install */
+	assert_true(tw_next_expiry(w) == 100 * MS); /* what the installer arms for */
+	assert_int_equal(tw_add(w, &c, 70 * MS), 0);
+	assert_int_equal(hook_calls, 1);
+	assert_true(hook_next == 70 * MS);
+	assert_int_equal(tw_set_notify(w, NULL, NULL), 0);
+	tw_wheel_destroy(w);
+}
+
+/* A hook may take itself off when it hears that a destroyed wheel is
+ * empty; the wheel then goes once the hook has returned (ASan and valgrind
+ * would see a write to it after it was freed, or a double free). */
+static struct tw_wheel *self_wheel;
+static int hook_leaves(struct tw_wheel *w, uint64_t next, void *arg)
+{
+	(void)arg;
+	hook_calls++;
+	if (next == UINT64_MAX && tw_count(w) == 0)
+		assert_int_equal(tw_set_notify(w, NULL, NULL), 0);
+	return 1;
+}
+
+static void destroy_inside_leaving(struct tw_timer *t)
+{
+	(void)t;
+	tw_wheel_destroy(self_wheel);
+}
+
+static void hook_removes_itself_on_destroy(void **state)
+{
+	(void)state;
+	struct tw_timer t;
+	/* Outside any callback. */
+	assert_int_equal(tw_wheel_create(&self_wheel, NULL, 0), 0);
+	assert_int_equal(tw_set_notify(self_wheel, hook_leaves, NULL), 0);
+	tw_timer_init(&t, count);
+	assert_int_equal(tw_add(self_wheel, &t, 5 * MS), 0);
+	hook_calls = 0;
+	tw_wheel_destroy(self_wheel);
+	assert_int_equal(hook_calls, 1);
+	/* From a callback: the hook hears it when the advance ends. */
+	assert_int_equal(tw_wheel_create(&self_wheel, NULL, 0), 0);
+	assert_int_equal(tw_set_notify(self_wheel, hook_leaves, NULL), 0);
+	tw_timer_init(&t, destroy_inside_leaving);
+	assert_int_equal(tw_add(self_wheel, &t, 5 * MS), 0);
+	hook_calls = 0;
+	assert_int_equal(tw_advance(self_wheel, 5 * MS), 1);
+	assert_int_equal(hook_calls, 1);
+}
+
 /* Rule 3 is for advances that move or keep the clock: a backward one is a
  * no-op, and calls nothing. */
 static void notify_backward_advance(void **state)
@@ -199,6 +267,8 @@ int main(void)
 		cmocka_unit_test(next_expiry_after_earlier_rearm),
 		cmocka_unit_test(notify_end_of_time_timer),
 		cmocka_unit_test(notify_backward_advance),
+		cmocka_unit_test(notify_after_late_install),
+		cmocka_unit_test(hook_removes_itself_on_destroy),
 		cmocka_unit_test(cascaded_counts_only_moves_down),
 		cmocka_unit_test(dump_levels),
 	};

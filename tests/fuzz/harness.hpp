@@ -132,6 +132,7 @@ struct harness {
 	uint64_t notified = UINT64_MAX;
 	uint64_t hook_calls = 0;
 	bool told_empty = true; // what the hook last saw: a loop lives on it
+	bool hooked = true;     // our hook is installed (inputs take it off and put it back)
 	FILE *devnull = nullptr;
 	bool quiet = false; // callbacks do nothing (while draining)
 	bool dying = false; // destroyed from a callback: held by our hook until we remove it
@@ -307,6 +308,7 @@ struct harness {
 		stats = tw_stats{};
 		notified = UINT64_MAX;
 		told_empty = true;
+		hooked = true;
 		hook_calls = 0;
 		TWH_REQUIRE(*this, tw_set_notify(w, on_notify, this) == 0, "set_notify");
 		TWH_REQUIRE(*this, tw_set_notify(w, on_notify, this) == -EBUSY, "second hook accepted");
@@ -319,7 +321,8 @@ struct harness {
 		if (!w)
 			return;
 		tw_wheel_destroy(w);
-		TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
+		if (hooked) // else the destroy freed it
+			TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
 		w = nullptr;
 		for (timer *t : timers)
 			if (t) {
@@ -422,10 +425,13 @@ struct harness {
 			// empty, the wheel refuses work, and removing the hook frees it.
 			// Then carry on with a new wheel of the same shape.
 			dying = false;
-			TWH_REQUIRE(*this, notified == UINT64_MAX, "the hook was not told a destroyed wheel is empty");
-			TWH_REQUIRE(*this, tw_count(w) == 0 && tw_next_expiry(w) == UINT64_MAX, "a destroyed wheel holds timers");
-			TWH_REQUIRE(*this, tw_advance(w, to) == -EINVAL, "tw_advance on a destroyed wheel");
-			TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
+			if (hooked) { // else tw_advance freed it
+				TWH_REQUIRE(*this, notified == UINT64_MAX, "the hook was not told a destroyed wheel is empty");
+				TWH_REQUIRE(*this, tw_count(w) == 0 && tw_next_expiry(w) == UINT64_MAX,
+					    "a destroyed wheel holds timers");
+				TWH_REQUIRE(*this, tw_advance(w, to) == -EINVAL, "tw_advance on a destroyed wheel");
+				TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
+			}
 			w = nullptr;
 			new_wheel(tick, slot_bits, now);
 			advances++;
@@ -434,7 +440,8 @@ struct harness {
 		stats.advances++;
 		if (fired_now == 0)
 			stats.idle_advances++;
-		TWH_REQUIRE(*this, notified == tw_next_expiry(w), "the hook was not told the next expiry after an advance");
+		TWH_REQUIRE(*this, !hooked || notified == tw_next_expiry(w),
+			    "the hook was not told the next expiry after an advance");
 		advances++;
 	}
 
@@ -596,6 +603,22 @@ struct harness {
 		t.expires = want;
 	}
 
+	// A backend detaches, the program goes on without one, another attaches:
+	// the new hook, which reads tw_next_expiry() when it is installed, must
+	// hear of every timer earlier than that from then on.
+	void toggle_hook()
+	{
+		if (hooked) {
+			TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook");
+			hooked = false;
+			return;
+		}
+		TWH_REQUIRE(*this, tw_set_notify(w, on_notify, this) == 0, "installing the hook again");
+		hooked = true;
+		notified = tw_next_expiry(w);
+		told_empty = armed.empty();
+	}
+
 	void step()
 	{
 		uint8_t op = src.byte();
@@ -650,8 +673,13 @@ struct harness {
 				timers[slot]->p.period = src.byte() % 8 ? random_period() : 0;
 			break;
 		default:
-			if (devnull && src.byte() % 8 == 0)
-				TWH_REQUIRE(*this, tw_dump(w, devnull, src.byte() & 1) == 0, "tw_dump");
+			if (devnull) {
+				uint8_t b = src.byte();
+				if (b % 8 == 0)
+					TWH_REQUIRE(*this, tw_dump(w, devnull, src.byte() & 1) == 0, "tw_dump");
+				else if (b % 8 == 1)
+					toggle_hook();
+			}
 			break;
 		}
 		ops++;
@@ -664,13 +692,14 @@ struct harness {
 		TWH_REQUIRE(*this, tw_count(w) == armed.size(), "tw_count %zu, model %zu", tw_count(w), armed.size());
 		TWH_REQUIRE(*this, tw_now(w) == now, "tw_now");
 		uint64_t next = tw_next_expiry(w);
-		TWH_REQUIRE(*this, told_empty == armed.empty(), "the hook was last told the wheel is %s, it holds %zu timers",
-			    told_empty ? "empty" : "not empty", armed.size());
+		TWH_REQUIRE(*this, !hooked || told_empty == armed.empty(),
+			    "the hook was last told the wheel is %s, it holds %zu timers", told_empty ? "empty" : "not empty",
+			    armed.size());
 		if (!armed.empty()) {
 			uint64_t first = fire_ns(armed.begin()->first);
 			TWH_REQUIRE(*this, next <= first, "next expiry %llu is after the first firing %llu",
 				    (unsigned long long)next, (unsigned long long)first);
-			TWH_REQUIRE(*this, notified <= first, "the hook was told %llu, the first timer fires at %llu",
+			TWH_REQUIRE(*this, !hooked || notified <= first, "the hook was told %llu, the first timer fires at %llu",
 				    (unsigned long long)notified, (unsigned long long)first);
 			if (armed.begin()->first == 0)
 				TWH_REQUIRE(*this, next == now, "a due timer, but next expiry %llu", (unsigned long long)next);
