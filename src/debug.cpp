@@ -5,6 +5,7 @@
 // lock because wheels of different threads share it. It lives only while
 // wheels do, so a program that destroys its wheels leaks nothing.
 #include "debug.hpp"
+#include "probe.hpp"
 #include "spin.hpp"
 
 #if TW_DEBUG_CHECKS
@@ -71,27 +72,6 @@ bool grow()
 	return true;
 }
 
-// Linear probing without tombstones: shift later entries of the run back.
-void erase(size_t i)
-{
-	size_t j = i;
-	for (;;) {
-		table[i].w = nullptr;
-		for (;;) {
-			j = (j + 1) & (capacity - 1);
-			if (!table[j].w)
-				return;
-			size_t k = home(table[j].w);
-			// Move j back to i unless its home lies cyclically in (i, j].
-			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-				continue;
-			break;
-		}
-		table[i] = table[j];
-		i = j;
-	}
-}
-
 void vreport(const char *fn, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "timerwheel: %s: ", fn);
@@ -119,7 +99,8 @@ void wheel_freed(const tw_wheel *w)
 	size_t i = find(w);
 	if (i == capacity)
 		return;
-	erase(i);
+	tw::probe_erase(table, capacity, i, [](const entry &e) { return home(e.w); },
+			[](const entry &e) { return !e.w; });
 	if (--used == 0) {
 		free(table);
 		table = nullptr;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "probe.hpp"
 #include "spin.hpp"
 
 namespace {
@@ -58,24 +59,6 @@ bool grow()
 	return true;
 }
 
-// Linear probing without tombstones: pull later ids of the run back into
-// the hole, unless their home lies cyclically in (hole, j].
-void erase_at(size_t hole)
-{
-	for (size_t j = hole;;) {
-		j = (j + 1) & (capacity - 1);
-		if (!cells[j])
-			break;
-		size_t k = home(cells[j]);
-		bool stays = hole <= j ? (hole < k && k <= j) : (hole < k || k <= j);
-		if (!stays) {
-			cells[hole] = cells[j];
-			hole = j;
-		}
-	}
-	cells[hole] = 0;
-}
-
 } // namespace
 
 namespace tw::ids {
@@ -103,7 +86,8 @@ void give_back(uint32_t id)
 	for (size_t i = home(id); cells[i]; i = (i + 1) & (capacity - 1)) {
 		if (cells[i] != id)
 			continue;
-		erase_at(i);
+		tw::probe_erase(cells, capacity, i, [](uint32_t c) { return home(c); },
+				[](uint32_t c) { return c == 0; });
 		if (--used == 0) {
 			free(cells);
 			cells = nullptr;
@@ -111,12 +95,6 @@ void give_back(uint32_t id)
 		}
 		return;
 	}
-}
-
-uint32_t last()
-{
-	tw::spin_guard g(locked);
-	return counter;
 }
 
 void set_last(uint32_t value)

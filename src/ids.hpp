@@ -21,9 +21,8 @@ uint32_t take();
 // The wheel with this id is gone: the id may be handed out again.
 void give_back(uint32_t id);
 
-// The counter's position, for tests that cross the wrap without creating
-// 2^32 wheels: the next take() tries last + 1 first.
-uint32_t last();
+// Move the counter, for tests that cross the wrap without creating 2^32
+// wheels: the next take() tries last + 1 first.
 void set_last(uint32_t last);
 
 } // namespace tw::ids

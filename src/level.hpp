@@ -19,7 +19,7 @@
 //
 // and 2^64 ns (584 years) needs 45 bits of 1 ms ticks, so eight levels cover
 // every 64-bit time. A timer is placed at the level of the most significant
-// digit where its expiry tick differs from the clock (calc_wheel_level), in
+// digit where its expiry tick differs from the clock (calc_wheel_index), in
 // the slot named by that digit of its expiry (calc_wheel_slot). Two facts
 // follow and the wheel leans on both:
 //
