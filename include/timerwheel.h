@@ -6,14 +6,26 @@
  * says "after". The wheel never reads a clock: the caller passes `now`.
  *
  * Firing rule. Let E be a timer's expiry and tick the wheel's tick. A timer
- * armed while E > tw_now() fires in the first tw_advance() whose `now`
+ * without slack (the default) armed while E > tw_now() fires in the first tw_advance() whose `now`
  * reaches E rounded up to a whole tick, and never before E. A timer armed
  * with E <= tw_now() (already expired) fires in the next tw_advance(). The
  * rounding saturates: a timer in the last partial tick below UINT64_MAX
  * fires when `now` reaches UINT64_MAX. Every armed timer fires exactly once
  * unless it is cancelled or re-armed first.
  *
- * Order. Timers that fire in one advance fire in the order of their ticks;
+ * Slack. A timer may be armed with a window instead of an instant
+ * (tw_add_range(), tw_mod_range(), or the wheel's default slack in struct
+ * tw_config): with slack S it fires in an advance whose `now` lies in
+ * [E, E + S rounded up to a whole tick], never before E, and at the latest
+ * in the first advance whose `now` reaches E + S rounded up (saturating).
+ * The wheel picks its firing tick: the first multiple of 2^a ticks at or
+ * after E's tick, with 2^a the largest power of two no greater than
+ * S / tick + 1. Timers whose windows share that boundary fire in one
+ * wake-up, and a timer whose boundary is a coarse slot's start fires from
+ * that slot without cascading further. Slack 0 is the exact rule above.
+ *
+ * Order. Timers that fire in one advance fire in the order of their ticks
+ * (for a timer with slack: the tick it fired at, inside its window);
  * within one tick the order is unspecified. Timers that were armed already
  * expired fire first, in the order they were armed.
  *
@@ -109,15 +121,18 @@ struct tw_periodic {
 };
 
 /**
- * struct tw_config - wheel geometry
+ * struct tw_config - wheel geometry and default slack
  * @tick_ns:   the resolution in ns; 0 means TW_DEFAULT_TICK_NS.
  * @slot_bits: log2 of the slots per level, 1 to 6; 0 means 6.
+ * @slack_ns:  the slack of timers armed with tw_add() and tw_mod(), in ns;
+ *             0 means exact (see "Slack" above and tw_add_range()).
  *
  * The wheel has as many levels as it takes to cover every 64-bit time.
  */
 struct tw_config {
 	uint64_t tick_ns;
 	unsigned slot_bits;
+	uint64_t slack_ns;
 };
 
 /**
@@ -129,6 +144,9 @@ struct tw_config {
  *                a coarser level straight to the due list); a timer re-armed
  *                later and placed again at its own or a coarser level is not
  *                counted
+ * @placed:       timers put into a wheel slot: when armed for a later tick,
+ *                and again each time their slot comes due and they move on
+ *                (placed / armed is the placements per timer; slack lowers it)
  * @advances:     calls of tw_advance() that moved or kept time (wake-ups)
  * @idle_advances: wake-ups that fired nothing (cascades only, or early wake-ups)
  * @notifies:     calls of the notify hook
@@ -139,6 +157,7 @@ struct tw_stats {
 	uint64_t fired;
 	uint64_t cancelled;
 	uint64_t cascaded;
+	uint64_t placed;
 	uint64_t advances;
 	uint64_t idle_advances;
 	uint64_t notifies;
@@ -260,7 +279,8 @@ TW_API int tw_periodic_init(struct tw_periodic *p, void (*fn)(struct tw_timer *t
  * @t:       an initialised, idle timer
  * @expires: the expiry, absolute ns; in the past means the next advance
  *
- * O(1).
+ * O(1). The timer gets the wheel's default slack (&tw_config.slack_ns, 0
+ * unless the wheel was created with one); tw_add_range() gives its own.
  *
  * Return: 0, -EINVAL if @w or @t is NULL, @t was not initialised with
  * tw_timer_init() (or has no callback), or @w was destroyed (see
@@ -278,13 +298,47 @@ TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * Moving an armed timer later only stores the new expiry: the timer stays
  * in its bucket, which comes due first and places it again then. So the
  * common re-arm, a timeout pushed forward on each event, touches no other
- * timer's memory.
+ * timer's memory. The timer gets the wheel's default slack, as with
+ * tw_add(); tw_mod_range() gives its own.
  *
  * Return: 1 if @t was armed before, 0 if it was idle, -EINVAL if @w or @t
  * is NULL, @t was not initialised, @t is armed on another wheel, or @w was
  * destroyed (see tw_wheel_destroy()).
  */
 TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
+
+/**
+ * tw_add_range - arm an idle timer to fire anywhere in a window
+ * @w:       the wheel
+ * @t:       an initialised, idle timer
+ * @expires: the start of the window, absolute ns: never earlier
+ * @slack:   the window's length in ns; 0 is exact, as tw_add()
+ *
+ * The timer fires in an advance whose `now` lies in
+ * [@expires, @expires + @slack rounded up to a tick] (see "Slack" at the top
+ * of this header), and a backend sleeps until the tick the wheel chose in
+ * that window, which many timers share. The window is kept for a periodic
+ * timer's re-arms. Like Linux's hrtimer_start_range_ns() and libdispatch's
+ * leeway: pass what the program can tolerate, e.g. a second on a 30 s idle
+ * timeout. O(1).
+ *
+ * Return: as tw_add().
+ */
+TW_API int tw_add_range(struct tw_wheel *w, struct tw_timer *t, uint64_t expires, uint64_t slack);
+
+/**
+ * tw_mod_range - arm or re-arm a timer for a new window, in one O(1) call
+ * @w:       the wheel
+ * @t:       an initialised timer, idle or armed on @w
+ * @expires: the start of the window, absolute ns
+ * @slack:   the window's length in ns; 0 is exact, as tw_mod()
+ *
+ * As tw_mod(), with the window of tw_add_range(): a re-arm later with the
+ * same or a larger slack only stores the new expiry.
+ *
+ * Return: as tw_mod().
+ */
+TW_API int tw_mod_range(struct tw_wheel *w, struct tw_timer *t, uint64_t expires, uint64_t slack);
 
 /**
  * tw_del - cancel a timer, O(1)

@@ -13,6 +13,7 @@
 
 #if TW_DEBUG_CHECKS
 #define TW_LIVE(w) tw::debug::require_live((w), __func__)
+#define TW_LIVE_IN(w, fn) tw::debug::require_live((w), (fn))
 #define TW_WARN(...) tw::debug::warn(__func__, __VA_ARGS__)
 #define TW_WARN_IN(fn, ...) tw::debug::warn((fn), __VA_ARGS__)
 #if defined(__has_include)
@@ -26,6 +27,7 @@
 #endif
 #else
 #define TW_LIVE(w) ((void)0)
+#define TW_LIVE_IN(w, fn) ((void)0)
 #define TW_WARN(...) ((void)0)
 #define TW_WARN_IN(fn, ...) ((void)0)
 #endif
@@ -73,8 +75,10 @@ void check_links(const tw_wheel *w, const tw_timer *t, const char *fn)
 				  (const void *)t);
 }
 #define TW_CHECK_LINKS(w, t) check_links((w), (t), __func__)
+#define TW_CHECK_LINKS_IN(w, t, fn) check_links((w), (t), (fn))
 #else
 #define TW_CHECK_LINKS(w, t) ((void)0)
+#define TW_CHECK_LINKS_IN(w, t, fn) ((void)0)
 #endif
 
 } // namespace
@@ -85,11 +89,12 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 {
 	uint64_t tick_ns = cfg && cfg->tick_ns ? cfg->tick_ns : TW_DEFAULT_TICK_NS;
 	unsigned slot_bits = cfg && cfg->slot_bits ? cfg->slot_bits : TW_DEFAULT_SLOT_BITS;
+	uint64_t slack_ns = cfg ? cfg->slack_ns : 0;
 	if (!out || slot_bits > TW_MAX_SLOT_BITS)
 		return -EINVAL;
 #if TW_DEBUG_CHECKS
 	tw_wheel *w;
-	int err = tw_wheel::create(&w, tick_ns, slot_bits, now);
+	int err = tw_wheel::create(&w, tick_ns, slot_bits, slack_ns, now);
 	if (err)
 		return err;
 	if (!tw::debug::wheel_created(w, w->id)) {
@@ -99,7 +104,7 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 	*out = w;
 	return 0;
 #else
-	return tw_wheel::create(out, tick_ns, slot_bits, now);
+	return tw_wheel::create(out, tick_ns, slot_bits, slack_ns, now);
 #endif
 }
 
@@ -155,29 +160,51 @@ TW_API int tw_periodic_init(tw_periodic *p, void (*fn)(tw_timer *t), uint64_t pe
 	return 0;
 }
 
-TW_API int tw_add(tw_wheel *w, tw_timer *t, uint64_t expires)
+// tw_add() and tw_add_range(): the window is the wheel's default or
+// align_of_slack() of the caller's.
+static inline int add_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_t *slack, const char *fn)
 {
 	if (!w)
 		return -EINVAL;
-	TW_LIVE(w);
-	if (!timer_usable(t, __func__))
+	TW_LIVE_IN(w, fn);
+	if (!timer_usable(t, fn))
 		return -EINVAL;
 #if TW_DEBUG_CHECKS
 	if (t->tw__where != tw::where_idle && t->tw__owner != w->id)
-		TW_WARN("timer %p is armed on another wheel", (const void *)t);
+		TW_WARN_IN(fn, "timer %p is armed on another wheel", (const void *)t);
 #endif
-	return w->add(t, expires);
+	return w->add(t, expires, slack ? w->align_of_slack(*slack) : w->default_align);
+}
+
+static inline int mod_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_t *slack, const char *fn)
+{
+	if (!w)
+		return -EINVAL;
+	TW_LIVE_IN(w, fn);
+	if (!timer_usable(t, fn))
+		return -EINVAL;
+	TW_CHECK_LINKS_IN(w, t, fn);
+	return w->mod(t, expires, slack ? w->align_of_slack(*slack) : w->default_align);
+}
+
+TW_API int tw_add(tw_wheel *w, tw_timer *t, uint64_t expires)
+{
+	return add_checked(w, t, expires, nullptr, __func__);
+}
+
+TW_API int tw_add_range(tw_wheel *w, tw_timer *t, uint64_t expires, uint64_t slack)
+{
+	return add_checked(w, t, expires, &slack, __func__);
 }
 
 TW_API int tw_mod(tw_wheel *w, tw_timer *t, uint64_t expires)
 {
-	if (!w)
-		return -EINVAL;
-	TW_LIVE(w);
-	if (!timer_usable(t, __func__))
-		return -EINVAL;
-	TW_CHECK_LINKS(w, t);
-	return w->mod(t, expires);
+	return mod_checked(w, t, expires, nullptr, __func__);
+}
+
+TW_API int tw_mod_range(tw_wheel *w, tw_timer *t, uint64_t expires, uint64_t slack)
+{
+	return mod_checked(w, t, expires, &slack, __func__);
 }
 
 TW_API int tw_del(tw_wheel *w, tw_timer *t)

@@ -88,7 +88,7 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 			if (!tw_wheel::in_slot(t) || tw_wheel::index_of(t) != index)
 				return broken("links: timer %p in level %u slot %u has where=%u", (const void *)t,
 					      level, slot, t->tw__where);
-			uint64_t exp_tick = w->tick_of_expiry(t->expires);
+			uint64_t exp_tick = w->fire_tick(w->tick_of_expiry(t->expires), tw::align_of(t));
 			if (exp_tick < s.min_tick)
 				return broken("bound: timer %p (tick %llu) is earlier than its slot's lower bound %llu: "
 					      "a backend would sleep past it",

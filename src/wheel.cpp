@@ -59,7 +59,7 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 	return n;
 }
 
-int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t now)
+int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now)
 {
 	uint64_t last_tick = UINT64_MAX / tick_ns + (UINT64_MAX % tick_ns != 0);
 	unsigned bits = tw::bit_width(last_tick);
@@ -84,6 +84,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->last_whole_tick = UINT64_MAX / tick_ns;
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
+	w->default_align = w->align_of_slack(slack_ns);
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
 	for (size_t i = 0; i < nslots; i++)
@@ -180,6 +181,31 @@ uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
 	return tick > last_whole_tick ? UINT64_MAX : tick * tick_ns;
 }
 
+// A window of slack_ns after the expiry holds every multiple of 2^a ticks
+// that the expiry's tick rounds up to, for the largest a with
+// 2^a - 1 <= slack_ns / tick_ns. Rounding down the slack never makes a
+// timer late; a power of two makes many timers share a boundary, and a
+// boundary that starts a coarse slot lets the timer fire from that slot.
+unsigned tw_wheel::align_of_slack(uint64_t slack_ns) const
+{
+	uint64_t slack_ticks = slack_ns / tick_ns;
+	return slack_ticks == UINT64_MAX ? 63 : tw::msb64(slack_ticks + 1);
+}
+
+// The tick a timer fires at: its expiry's tick rounded up to a multiple of
+// 2^align (the expiry's tick itself for an exact timer), or the last tick
+// if that multiple lies beyond it. Never later than the window's end:
+// 2^align - 1 ticks at most were added, and that fits in the slack. Nor past
+// the last tick: align_of_slack() never gives more than the slack in ticks
+// holds, and a slack in ns holds no more ticks than last_tick.
+uint64_t tw_wheel::fire_tick(uint64_t exp_tick, unsigned align) const
+{
+	uint64_t mask = (uint64_t{1} << align) - 1;
+	if (!(exp_tick & mask))
+		return exp_tick;
+	return exp_tick > last_tick - mask ? last_tick : (exp_tick | mask) + 1;
+}
+
 // The bucket for a tick after the clock: the level of the first digit
 // where the tick differs from the clock, and that level's digit of the
 // tick. Computed once per placement and handed to enqueue(), which needs
@@ -227,21 +253,23 @@ uint64_t tw_wheel::next_expiry() const
 	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
 }
 
-// Put a timer whose tick lies after the clock into slot `index`, which
-// calc_wheel_index() gave for that tick.
+// Put a timer whose firing tick lies after the clock into slot `index`,
+// which calc_wheel_index() gave for that tick.
 TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t exp_tick)
 {
 	unsigned level = level_of(index);
 	slots[index].push(t, next_lane++, exp_tick);
 	t->tw__where = where_of(index);
+	stats.placed++;
 	occupied[level] |= uint64_t{1} << slot_of(index);
 	level_mask |= uint64_t{1} << level;
 }
 
-// Arm an idle timer.
-TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires)
+// Arm an idle timer for the window of 2^align ticks (see fire_tick()).
+TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, unsigned align)
 {
 	t->expires = expires;
+	tw::set_align(t, align);
 	t->tw__owner = id;
 	count++;
 	stats.armed++;
@@ -250,8 +278,8 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires)
 		t->tw__where = tw::where_due;
 		return;
 	}
-	uint64_t exp_tick = tick_of_expiry(expires);
-	enqueue(t, calc_wheel_index(exp_tick), exp_tick);
+	uint64_t tick = fire_tick(tick_of_expiry(expires), align);
+	enqueue(t, calc_wheel_index(tick), tick);
 }
 
 void tw_wheel::unlink(tw_timer *t)
@@ -303,25 +331,25 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
 		notify_now(next);
 }
 
-int tw_wheel::add(tw_timer *t, uint64_t expires)
+int tw_wheel::add(tw_timer *t, uint64_t expires, unsigned align)
 {
 	if (t->tw__where != tw::where_idle)
 		return -EBUSY;
 	if (destroyed)
 		return -EINVAL;
 	bool was_empty = count == 0;
-	arm(t, expires);
+	arm(t, expires, align);
 	notify_armed(expires, was_empty);
 	return 0;
 }
 
-int tw_wheel::mod(tw_timer *t, uint64_t expires)
+int tw_wheel::mod(tw_timer *t, uint64_t expires, unsigned align)
 {
 	if (destroyed)
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
 		bool was_empty = count == 0;
-		arm(t, expires);
+		arm(t, expires, align);
 		notify_armed(expires, was_empty);
 		return 0;
 	}
@@ -329,32 +357,35 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires)
 		return -EINVAL;
 
 	// The stay rule (wheel.hpp): a timer may stay in any slot that comes
-	// due no later than its new tick, and then the slot places it again.
-	// So the common re-arm, a connection timeout pushed later on every
-	// read, only stores the new expiry (the first test: the old tick was
-	// served, a later one is too) and touches no neighbour in the lists,
+	// due no later than its new firing tick, and then the slot places it
+	// again. So the common re-arm, a connection timeout pushed later on
+	// every read, only stores the new expiry (the first test: the old
+	// firing tick was served, and a later expiry with the same or a wider
+	// window never fires earlier) and touches no neighbour in the lists,
 	// which at scale are cache misses. An expiry at or before now is due
 	// in the next advance, which a slot a tick away would not serve.
 	if (in_slot(t) && expires > now_ns) {
 		size_t index = index_of(t);
-		if (expires >= t->expires) {
+		if (expires >= t->expires && align >= tw::align_of(t)) {
 			t->expires = expires;
+			tw::set_align(t, align);
 			stats.armed++;
 			return 1;
 		}
-		uint64_t exp_tick = tick_of_expiry(expires);
-		if (slot_start(index) <= exp_tick) {
+		uint64_t tick = fire_tick(tick_of_expiry(expires), align);
+		if (slot_start(index) <= tick) {
 			t->expires = expires;
+			tw::set_align(t, align);
 			stats.armed++;
-			if (exp_tick < slots[index].min_tick) {
-				slots[index].min_tick = exp_tick;
+			if (tick < slots[index].min_tick) {
+				slots[index].min_tick = tick;
 				notify_armed(expires, false);
 			}
 			return 1;
 		}
 	}
 	unlink(t);
-	arm(t, expires);
+	arm(t, expires, align);
 	notify_armed(expires, false);
 	return 1;
 }
@@ -398,7 +429,8 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 }
 
 // The clock has just reached the start of a slot of `from_level`, now
-// detached: place its timers again relative to the clock. Each is due, or
+// detached: place its timers again relative to the clock. Each is due (its
+// expiry's tick has come: for a timer with slack, its window is open), or
 // lands in a later slot: a finer level when a higher slot cascades, or
 // wherever its expiry now belongs if it was re-armed later while it waited
 // (see mod()), which may be a coarser level. Only the moves to a finer
@@ -413,8 +445,9 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 			t->tw__where = tw::where_due;
 			to_level = 0;
 		} else {
-			size_t index = calc_wheel_index(exp_tick);
-			enqueue(t, index, exp_tick);
+			uint64_t tick = fire_tick(exp_tick, tw::align_of(t));
+			size_t index = calc_wheel_index(tick);
+			enqueue(t, index, tick);
 			to_level = level_of(index);
 		}
 		if (to_level < from_level)
@@ -464,7 +497,7 @@ int tw_wheel::run_expired_timers()
 			if (p->period) {
 				tw__forward(t, now_ns, p->period);
 				if (t->expires > now_ns)
-					arm(t, t->expires);
+					arm(t, t->expires, tw::align_of(t));
 			}
 		}
 		stats.fired++;

@@ -21,10 +21,21 @@ enum : uint16_t {
 	where_slot0 = 2, // where_slot0 + a bucket index (see tw_wheel::index_of): in a wheel slot
 };
 
-// Bits of tw_timer::tw__flags.
+// Bits of tw_timer::tw__flags: whether the timer is periodic, and its
+// window as a power of two of ticks (see fire_tick()), kept from its last
+// arm so that cascades and periodic re-arms place it the same way.
 enum : uint8_t {
 	flag_periodic = 1, // the timer is the first member of a struct tw_periodic
+	align_shift = 1,
+	align_mask = 0x3f << align_shift, // log2 of the boundary it fires on, 0 to 63
 };
+
+inline unsigned align_of(const tw_timer *t) { return (t->tw__flags & align_mask) >> align_shift; }
+
+inline void set_align(tw_timer *t, unsigned align)
+{
+	t->tw__flags = static_cast<uint8_t>((t->tw__flags & ~align_mask) | align << align_shift);
+}
 
 constexpr uint8_t timer_magic = 0x7b;
 
@@ -92,13 +103,16 @@ struct slot {
 //            wheel's id and was initialised.
 //  due       the due list's tail is its last timer's next field; `ready`
 //            holds timers only while callbacks run.
-//  bound     a slot's min_tick is no later than any of its timers' ticks,
-//            and UINT64_MAX when it is empty.
-//  stay      a timer in a slot has a tick after the clock, and its slot
-//            comes due no later than that tick: tw_mod() leaves a timer
+//  bound     a slot's min_tick is no later than any of its timers' firing
+//            ticks, and UINT64_MAX when it is empty.
+//  stay      a timer in a slot has a firing tick after the clock, and its
+//            slot comes due no later than that tick: tw_mod() leaves a timer
 //            where it is while that holds (a later re-arm, or an earlier
 //            one that its slot still serves), and the slot places it again
 //            when it comes due.
+//
+// A timer's firing tick is fire_tick() of its expiry's tick and its window:
+// the expiry's tick itself for an exact timer.
 //  count     count is the number of timers on all the lists.
 struct tw_wheel {
 	uint64_t tick_ns;
@@ -109,6 +123,7 @@ struct tw_wheel {
 	unsigned slot_bits;
 	unsigned levels;
 	uint64_t slot_mask;
+	unsigned default_align; // the window of tw_add()/tw_mod(): align_of_slack(tw_config.slack_ns)
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	bool running;     // callbacks are being called
 	bool destroyed;   // tw_wheel_destroy() was called: freed once unused()
@@ -129,14 +144,14 @@ struct tw_wheel {
 	tw_stats stats;
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
 
-	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t now);
+	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
 	void destroy();
 	bool unused() const;
 	void release();
 	void set_notify(tw_notify_fn fn, void *arg);
 
-	int add(tw_timer *t, uint64_t expires);
-	int mod(tw_timer *t, uint64_t expires);
+	int add(tw_timer *t, uint64_t expires, unsigned align);
+	int mod(tw_timer *t, uint64_t expires, unsigned align);
 	int del(tw_timer *t);
 	int advance(uint64_t now);
 	uint64_t next_expiry() const;
@@ -157,6 +172,8 @@ struct tw_wheel {
 	uint64_t tick_of_now(uint64_t ns) const;
 	uint64_t tick_of_expiry(uint64_t ns) const;
 	uint64_t ns_of_tick(uint64_t tick) const;
+	unsigned align_of_slack(uint64_t slack_ns) const;
+	uint64_t fire_tick(uint64_t exp_tick, unsigned align) const;
 	size_t calc_wheel_index(uint64_t exp_tick) const;
 	uint64_t slot_start(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
@@ -164,7 +181,7 @@ struct tw_wheel {
 
 private:
 	void idle_all_timers();
-	void arm(tw_timer *t, uint64_t expires);
+	void arm(tw_timer *t, uint64_t expires, unsigned align);
 	void enqueue(tw_timer *t, size_t index, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	void collect_expired_timers(uint64_t target_tick);

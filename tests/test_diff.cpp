@@ -7,6 +7,11 @@
 // every advance exactly the timers the model says must fire, in tick order,
 // and tw_check holds after every step.
 //
+// Timers with slack have a window of ticks instead of one tick: the model
+// does not know which tick the wheel picks, so it checks that each fires
+// inside its window, that all whose window has closed fired, and that the
+// firings of an advance can be given nondecreasing ticks in their windows.
+//
 // Usage: test_diff [operations [check_every]]  (default 1000000 1, or
 // TW_DIFF_OPS operations, which valgrind runs use); the soak runs 10^8 or
 // more with a sparser check. TW_SEED picks the seed.
@@ -23,10 +28,12 @@ namespace {
 struct geometry {
 	uint64_t tick;
 	unsigned slot_bits;
+	uint64_t slack; // the wheel's default
 };
 
 const geometry geometries[] = {
-	{ 1000000, 6 }, { 1, 1 }, { 1, 6 }, { 7, 3 }, { 1000000000, 2 }, { 3, 5 }, { 1000, 4 }, { 999983, 1 },
+	{ 1000000, 6, 0 }, { 1, 1, 0 },   { 1, 6, 0 },    { 7, 3, 0 },		     { 1000000000, 2, 0 },
+	{ 3, 5, 0 },	   { 1000, 4, 0 }, { 999983, 1, 0 }, { 1000000, 6, 1000000000 }, { 7, 3, 100 },
 };
 
 enum { N = 256 }; // timers per run: small enough for tw_check after every op
@@ -36,13 +43,17 @@ struct slot {
 	int id;
 	bool armed;                                 // the model's view
 	uint64_t expires;                           // the model's view, while armed
-	std::multimap<uint64_t, int>::iterator pos; // valid while armed
+	uint64_t slack;                             // of the last arm: periodic re-arms keep it
+	uint64_t last;                              // the window's last tick (key 0: the next advance)
+	std::multimap<uint64_t, int>::iterator pos; // by the window's first tick; valid while armed
 };
 
 struct model {
 	tw_wheel *w;
 	uint64_t tick;
+	uint64_t slack; // the wheel's default
 	uint64_t now;
+	uint64_t limit; // the clock's tick in the advance under way
 	slot timers[N];
 	// key: the tick at which the model says the timer fires; timers armed
 	// already expired use key 0, "the next advance".
@@ -68,12 +79,14 @@ uint64_t now_tick(uint64_t now, uint64_t tick)
 	return now == UINT64_MAX ? round_up_tick(UINT64_MAX, tick) : now / tick;
 }
 
-void model_arm(slot &s, uint64_t e)
+void model_arm(slot &s, uint64_t e, uint64_t slack)
 {
 	uint64_t key = e <= M.now ? 0 : round_up_tick(e, M.tick);
 	s.pos = M.armed.emplace(key, s.id);
 	s.armed = true;
 	s.expires = e;
+	s.slack = slack;
+	s.last = key ? round_up_tick(tw_model_saturate((tw_model_u128)e + slack), M.tick) : 0;
 }
 
 void model_disarm(slot &s)
@@ -90,6 +103,24 @@ void model_disarm(slot &s)
 uint64_t saturating_add(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+// Slack: mostly none, under a tick, a few hundred ticks, any size, the largest.
+uint64_t random_slack()
+{
+	uint64_t r = test_rand(M.rng), x = test_rand(M.rng);
+	switch (r % 8) {
+	case 0:
+		return x % M.tick;
+	case 1:
+		return x % (300 * M.tick);
+	case 2:
+		return x >> (r >> 8) % 64;
+	case 3:
+		return UINT64_MAX;
+	default:
+		return 0;
+	}
 }
 
 uint64_t random_expiry()
@@ -124,14 +155,16 @@ void on_fire(tw_timer *t)
 	slot &s = *tw_container_of(tw_container_of(t, tw_periodic, timer), slot, p);
 	assert_true(M.in_advance);
 	assert_true(s.armed);
-	assert_true(M.expected[s.id]); // the model says it fires in this advance
+	assert_true(s.pos->first <= M.limit); // its window has opened
 	M.expected[s.id] = 0;
 	M.fired_total++;
 	assert_true(t->expires <= M.now || s.p.period);
 
-	// Tick order within an advance (key 0, already expired, comes first).
-	uint64_t key = s.pos->first;
-	assert_true(key >= M.last_fired_key);
+	// Tick order within an advance (key 0, already expired, comes first):
+	// the earliest tick in its window not before the last firing's must
+	// still be in its window.
+	uint64_t key = s.pos->first > M.last_fired_key ? s.pos->first : M.last_fired_key;
+	assert_true(key <= s.last);
 	M.last_fired_key = key;
 	M.armed.erase(s.pos);
 	s.armed = false;
@@ -143,7 +176,7 @@ void on_fire(tw_timer *t)
 	if (e > M.now) {
 		assert_true(tw_pending(t));
 		assert_int_equal(t->expires, e);
-		model_arm(s, e);
+		model_arm(s, e, s.slack);
 	} else {
 		assert_false(tw_pending(t));
 	}
@@ -155,7 +188,7 @@ void on_fire(tw_timer *t)
 	if (r == 0 && !s.p.period) {
 		uint64_t e = random_expiry();
 		assert_int_equal(tw_mod(M.w, t, e), 0);
-		model_arm(s, e);
+		model_arm(s, e, M.slack);
 	} else if (r == 1) {
 		slot &o = M.timers[test_rand(M.rng) % N];
 		assert_int_equal(tw_del(M.w, &o.p.timer), o.armed ? 1 : 0);
@@ -163,9 +196,10 @@ void on_fire(tw_timer *t)
 	} else if (r == 2) {
 		slot &o = M.timers[test_rand(M.rng) % N];
 		uint64_t e = random_expiry();
-		assert_int_equal(tw_mod(M.w, &o.p.timer, e), o.armed ? 1 : 0);
+		uint64_t slack = random_slack();
+		assert_int_equal(tw_mod_range(M.w, &o.p.timer, e, slack), o.armed ? 1 : 0);
 		model_disarm(o);
-		model_arm(o, e);
+		model_arm(o, e, slack);
 	} else if (r == 3) {
 		assert_int_equal(tw_advance(M.w, M.now + 1), -EBUSY);
 	}
@@ -178,10 +212,11 @@ void do_advance(uint64_t to)
 		return;
 	}
 	M.now = to;
-	uint64_t limit = now_tick(to, M.tick);
-	size_t expect = 0;
-	for (auto it = M.armed.begin(); it != M.armed.end() && it->first <= limit; ++it) {
-		M.expected[it->second] = 1;
+	M.limit = now_tick(to, M.tick);
+	size_t expect = 0; // windows opened: at most these fire
+	for (auto it = M.armed.begin(); it != M.armed.end() && it->first <= M.limit; ++it) {
+		if (M.timers[it->second].last <= M.limit)
+			M.expected[it->second] = 1; // windows closed: these must
 		expect++;
 	}
 	M.last_fired_key = 0;
@@ -241,8 +276,9 @@ uint64_t random_step()
 
 void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
 {
-	tw_config cfg = { g.tick, g.slot_bits };
+	tw_config cfg = { g.tick, g.slot_bits, g.slack };
 	M.tick = g.tick;
+	M.slack = g.slack;
 	M.now = test_rand(rng) >> (test_rand(rng) % 64);
 	M.rng = rng;
 	M.armed.clear();
@@ -266,14 +302,28 @@ void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
 		uint64_t r = test_rand(rng) % 100;
 		if (r < 30) {
 			uint64_t e = random_expiry();
-			assert_int_equal(tw_add(M.w, &s.p.timer, e), s.armed ? -EBUSY : 0);
-			if (!s.armed)
-				model_arm(s, e);
+			if (r < 20) {
+				assert_int_equal(tw_add(M.w, &s.p.timer, e), s.armed ? -EBUSY : 0);
+				if (!s.armed)
+					model_arm(s, e, M.slack);
+			} else {
+				uint64_t slack = random_slack();
+				assert_int_equal(tw_add_range(M.w, &s.p.timer, e, slack), s.armed ? -EBUSY : 0);
+				if (!s.armed)
+					model_arm(s, e, slack);
+			}
 		} else if (r < 50) {
 			uint64_t e = random_expiry();
-			assert_int_equal(tw_mod(M.w, &s.p.timer, e), s.armed ? 1 : 0);
-			model_disarm(s);
-			model_arm(s, e);
+			if (r < 43) {
+				assert_int_equal(tw_mod(M.w, &s.p.timer, e), s.armed ? 1 : 0);
+				model_disarm(s);
+				model_arm(s, e, M.slack);
+			} else {
+				uint64_t slack = random_slack();
+				assert_int_equal(tw_mod_range(M.w, &s.p.timer, e, slack), s.armed ? 1 : 0);
+				model_disarm(s);
+				model_arm(s, e, slack);
+			}
 		} else if (r < 65) {
 			assert_int_equal(tw_del(M.w, &s.p.timer), s.armed ? 1 : 0);
 			model_disarm(s);

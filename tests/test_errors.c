@@ -30,7 +30,7 @@ static void test_create_errors(void **state)
 	assert_int_equal(tw_wheel_create(&w, &bad, 0), -EINVAL);
 
 	/* Zeros mean defaults; every slot_bits from 1 to 6 and odd ticks work. */
-	struct tw_config zero = { 0, 0 };
+	struct tw_config zero = { 0, 0, 0 };
 	assert_int_equal(tw_wheel_create(&w, &zero, 42), 0);
 	assert_int_equal(tw_tick(w), TW_DEFAULT_TICK_NS);
 	assert_int_equal(tw_now(w), 42);

@@ -51,7 +51,7 @@ static void test_never_early_never_late(void **state)
 	static struct probe probes[N];
 
 	for (size_t g = 0; g < sizeof(geometries) / sizeof(geometries[0]); g++) {
-		struct tw_config cfg = { geometries[g].tick, geometries[g].slot_bits };
+		struct tw_config cfg = { .tick_ns = geometries[g].tick, .slot_bits = geometries[g].slot_bits };
 		uint64_t start = test_rand(&rng) >> 8;
 		struct tw_wheel *w;
 		assert_int_equal(tw_wheel_create(&w, &cfg, start), 0);
@@ -100,7 +100,7 @@ static void test_never_early_never_late(void **state)
  * before its expiry, and at its expiry rounded up. */
 static void check_distance(const struct geometry *g, uint64_t start, uint64_t expires)
 {
-	struct tw_config cfg = { g->tick, g->slot_bits };
+	struct tw_config cfg = { .tick_ns = g->tick, .slot_bits = g->slot_bits };
 	struct tw_wheel *w;
 	struct probe p = { .fired = 0 };
 	assert_int_equal(tw_wheel_create(&w, &cfg, start), 0);
@@ -154,7 +154,7 @@ static void test_empty_stretches_are_free(void **state)
 {
 	(void)state;
 	struct tw_wheel *w;
-	struct tw_config cfg = { 1000, 6 }; /* 1 us ticks: 3.6e10 ticks in 10 h */
+	struct tw_config cfg = { .tick_ns = 1000, .slot_bits = 6 }; /* 1 us ticks: 3.6e10 ticks in 10 h */
 	assert_int_equal(tw_wheel_create(&w, &cfg, 0), 0);
 	struct probe p = { .fired = 0 };
 	tw_timer_init(&p.timer, check_on_time);

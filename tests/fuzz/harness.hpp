@@ -2,9 +2,14 @@
 //
 // A wheel and a reference model driven side by side, shared by the libFuzzer
 // target (decisions come from the fuzzer's bytes) and the soak (decisions
-// come from a PRNG). The model is the one of tests/test_diff.cpp: an ordered
-// multimap from the tick at which a timer must fire to the timer, with key 0
-// for "already expired: the next advance". Every call on the wheel is
+// come from a PRNG). The model is the one of tests/test_diff.cpp, with
+// windows: each armed timer has the first tick it may fire at (key 0 for
+// "already expired: the next advance") and the last, which is the same tick
+// for a timer without slack; an ordered multimap holds them by the first.
+// The model does not know which tick in its window the wheel picks: it
+// checks that every firing lies in its window, that every timer whose
+// window has closed fired, and that the firings of one advance can be given
+// nondecreasing ticks inside their windows. Every call on the wheel is
 // mirrored on the model, and any difference aborts with the reason, so
 // libFuzzer records the input and the soak stops at the first divergence.
 //
@@ -95,7 +100,10 @@ struct timer {
 	bool periodic; // initialised by tw_periodic_init
 	bool armed;    // the model's view
 	uint64_t expires;
-	std::multimap<uint64_t, int>::iterator pos; // valid while armed
+	uint64_t slack; // of the last arm: a periodic timer keeps it
+	uint64_t last;  // the last tick it may fire at (0: the next advance)
+	std::multimap<uint64_t, int>::iterator pos;  // by the first tick; valid while armed
+	std::multimap<uint64_t, int>::iterator lpos; // by the last tick; valid while armed
 };
 
 struct options {
@@ -120,10 +128,13 @@ struct harness {
 	tw_wheel *other = nullptr; // stays empty: foreign timers are refused by it
 	uint64_t tick = 0;
 	unsigned slot_bits = 0;
+	uint64_t default_slack = 0; // the wheel's tw_config.slack_ns
 	uint64_t now = 0;
 	std::vector<timer *> timers;
 	std::multimap<uint64_t, int> armed;
+	std::multimap<uint64_t, int> closing; // the same timers by the last tick of their windows
 	std::vector<char> expected; // must fire in the advance under way
+	uint64_t limit = 0;         // the clock's tick in the advance under way: keys up to it may fire
 	bool in_advance = false;
 	int in_callback = 0;
 	uint64_t last_key = 0;
@@ -169,6 +180,16 @@ struct harness {
 
 	uint64_t key_of(uint64_t e) const { return e <= now ? 0 : e / tick + (e % tick != 0); }
 
+	// The window's last tick: e + slack rounded up to a tick, saturated,
+	// in the model's own 128-bit arithmetic.
+	uint64_t last_key_of(uint64_t e, uint64_t slack) const
+	{
+		if (e <= now)
+			return 0;
+		uint64_t end = tw_model_saturate((tw_model_u128)e + slack);
+		return end / tick + (end % tick != 0);
+	}
+
 	uint64_t clock_tick(uint64_t ns) const
 	{
 		return ns == UINT64_MAX ? UINT64_MAX / tick + (UINT64_MAX % tick != 0) : ns / tick;
@@ -176,10 +197,13 @@ struct harness {
 
 	uint64_t fire_ns(uint64_t key) const { return key == 0 ? now : sat_mul(key, tick); }
 
-	void model_arm(timer &t, uint64_t e)
+	void model_arm(timer &t, uint64_t e, uint64_t slack)
 	{
 		t.expires = e;
+		t.slack = slack;
+		t.last = last_key_of(e, slack);
 		t.pos = armed.emplace(key_of(e), t.id);
+		t.lpos = closing.emplace(t.last, t.id);
 		t.armed = true;
 		stats.armed++;
 	}
@@ -189,6 +213,7 @@ struct harness {
 		if (!t.armed)
 			return;
 		armed.erase(t.pos);
+		closing.erase(t.lpos);
 		t.armed = false;
 		expected[static_cast<size_t>(t.id)] = 0;
 	}
@@ -227,6 +252,24 @@ struct harness {
 			return src.u64();
 		default:
 			return now;
+		}
+	}
+
+	// Slack: none, under a tick, a few ticks, any size, the largest.
+	uint64_t random_slack()
+	{
+		switch (src.byte() % 6) {
+		case 0:
+		case 1:
+			return 0;
+		case 2:
+			return src.below(tick);
+		case 3:
+			return src.below(sat_mul(300, tick));
+		case 4:
+			return src.u64() >> (src.byte() % 64);
+		default:
+			return src.byte() % 2 ? UINT64_MAX : sat_mul(tick, uint64_t{1} << (src.byte() % 64));
 		}
 	}
 
@@ -295,15 +338,16 @@ struct harness {
 		return 1;
 	}
 
-	void new_wheel(uint64_t tick_ns, unsigned bits, uint64_t start)
+	void new_wheel(uint64_t tick_ns, unsigned bits, uint64_t slack, uint64_t start)
 	{
 		destroy_wheel();
-		tw_config cfg = { tick_ns, bits };
+		tw_config cfg = { tick_ns, bits, slack };
 		int r = tw_wheel_create(&w, &cfg, start);
 		TWH_REQUIRE(*this, r == 0, "tw_wheel_create(%llu, %u) = %d", (unsigned long long)tick_ns, bits, r);
 		tick = tw_tick(w);
 		TWH_REQUIRE(*this, tick == (tick_ns ? tick_ns : TW_DEFAULT_TICK_NS), "tick");
 		slot_bits = bits ? bits : TW_DEFAULT_SLOT_BITS;
+		default_slack = slack;
 		now = start;
 		stats = tw_stats{};
 		notified = UINT64_MAX;
@@ -330,6 +374,7 @@ struct harness {
 				t->armed = false;
 			}
 		armed.clear();
+		closing.clear();
 	}
 
 	void new_wheel_from_input()
@@ -359,18 +404,24 @@ struct harness {
 			start = UINT64_MAX - src.u64(2);
 			break;
 		}
-		new_wheel(tick_ns, bits, start);
+		uint64_t slack = src.byte() % 4 ? 0 : random_slack();
+		new_wheel(tick_ns, bits, slack, start);
 	}
 
 	// ---- operations, each mirrored on the model ----
 
+	// tw_add() with the wheel's default slack, or tw_add_range() with one
+	// of its own.
 	void op_add(timer &t, uint64_t e)
 	{
 		int want = t.armed ? -EBUSY : 0;
-		int r = tw_add(w, &t.p.timer, e);
-		TWH_REQUIRE(*this, r == want, "tw_add(%d, %llu) = %d, model %d", t.id, (unsigned long long)e, r, want);
+		bool range = src.byte() % 2;
+		uint64_t slack = range ? random_slack() : default_slack;
+		int r = range ? tw_add_range(w, &t.p.timer, e, slack) : tw_add(w, &t.p.timer, e);
+		TWH_REQUIRE(*this, r == want, "tw_add%s(%d, %llu, slack %llu) = %d, model %d", range ? "_range" : "",
+			    t.id, (unsigned long long)e, (unsigned long long)slack, r, want);
 		if (!t.armed)
-			model_arm(t, e);
+			model_arm(t, e, slack);
 		else
 			TWH_REQUIRE(*this, t.p.timer.expires == t.expires, "a refused add changed the expiry");
 	}
@@ -378,10 +429,13 @@ struct harness {
 	void op_mod(timer &t, uint64_t e)
 	{
 		int want = t.armed ? 1 : 0;
-		int r = tw_mod(w, &t.p.timer, e);
-		TWH_REQUIRE(*this, r == want, "tw_mod(%d, %llu) = %d, model %d", t.id, (unsigned long long)e, r, want);
+		bool range = src.byte() % 2;
+		uint64_t slack = range ? random_slack() : default_slack;
+		int r = range ? tw_mod_range(w, &t.p.timer, e, slack) : tw_mod(w, &t.p.timer, e);
+		TWH_REQUIRE(*this, r == want, "tw_mod%s(%d, %llu, slack %llu) = %d, model %d", range ? "_range" : "",
+			    t.id, (unsigned long long)e, (unsigned long long)slack, r, want);
 		model_disarm(t);
-		model_arm(t, e);
+		model_arm(t, e, slack);
 	}
 
 	void op_del(timer &t)
@@ -402,10 +456,11 @@ struct harness {
 			return;
 		}
 		now = to;
-		uint64_t limit = clock_tick(to);
-		size_t expect = 0;
+		limit = clock_tick(to);
+		size_t expect = 0; // at most this many may fire: their windows have opened
 		for (auto it = armed.begin(); it != armed.end() && it->first <= limit; ++it) {
-			expected[static_cast<size_t>(it->second)] = 1;
+			if (timers[static_cast<size_t>(it->second)]->last <= limit)
+				expected[static_cast<size_t>(it->second)] = 1; // and these must: closed
 			expect++;
 		}
 		last_key = 0;
@@ -433,7 +488,7 @@ struct harness {
 				TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
 			}
 			w = nullptr;
-			new_wheel(tick, slot_bits, now);
+			new_wheel(tick, slot_bits, default_slack, now);
 			advances++;
 			return;
 		}
@@ -451,19 +506,23 @@ struct harness {
 		harness &h = *t.h;
 		TWH_REQUIRE(h, h.in_advance && !h.in_callback, "callback outside an advance, or nested");
 		TWH_REQUIRE(h, t.armed, "timer %d fired while idle in the model", t.id);
-		TWH_REQUIRE(h, h.expected[static_cast<size_t>(t.id)], "timer %d (expires %llu, key %llu) fired early at %llu",
-			    t.id, (unsigned long long)t.expires, (unsigned long long)t.pos->first,
-			    (unsigned long long)h.now);
+		TWH_REQUIRE(h, t.pos->first <= h.limit, "timer %d (expires %llu, key %llu) fired early at %llu", t.id,
+			    (unsigned long long)t.expires, (unsigned long long)t.pos->first, (unsigned long long)h.now);
 		h.expected[static_cast<size_t>(t.id)] = 0;
-		uint64_t key = t.pos->first;
-		TWH_REQUIRE(h, key >= h.last_key, "timer %d (key %llu) fired after key %llu: out of tick order", t.id,
-			    (unsigned long long)key, (unsigned long long)h.last_key);
+		// Tick order: each firing gets the earliest tick in its window not
+		// before the previous firing's; it must still be in the window.
+		uint64_t key = t.pos->first > h.last_key ? t.pos->first : h.last_key;
+		TWH_REQUIRE(h, key <= t.last, "timer %d (window %llu..%llu) fired after tick %llu: out of tick order",
+			    t.id, (unsigned long long)t.pos->first, (unsigned long long)t.last,
+			    (unsigned long long)h.last_key);
 		h.last_key = key;
+		uint64_t key0 = t.pos->first;
 		// Timers armed already expired fire first, in the order they were
 		// armed: the multimap keeps equal keys in insertion order.
-		TWH_REQUIRE(h, key != 0 || t.pos == h.armed.begin(), "timer %d fired before an expired timer armed earlier",
+		TWH_REQUIRE(h, key0 != 0 || t.pos == h.armed.begin(), "timer %d fired before an expired timer armed earlier",
 			    t.id);
 		h.armed.erase(t.pos);
+		h.closing.erase(t.lpos);
 		t.armed = false;
 		h.fired_now++;
 		h.fired_total++;
@@ -477,7 +536,7 @@ struct harness {
 			TWH_REQUIRE(h, tw_pending(tt), "periodic timer %d not pending in its callback", t.id);
 			TWH_REQUIRE(h, tt->expires == e, "periodic timer %d re-armed at %llu, model %llu", t.id,
 				    (unsigned long long)tt->expires, (unsigned long long)e);
-			h.model_arm(t, e);
+			h.model_arm(t, e, t.slack);
 		} else {
 			// One-shot, period 0, or no later time to re-arm at.
 			TWH_REQUIRE(h, !tw_pending(tt), "one-shot timer %d pending in its callback", t.id);
@@ -696,7 +755,8 @@ struct harness {
 			    "the hook was last told the wheel is %s, it holds %zu timers", told_empty ? "empty" : "not empty",
 			    armed.size());
 		if (!armed.empty()) {
-			uint64_t first = fire_ns(armed.begin()->first);
+			// The earliest window to close: the wheel must wake by then.
+			uint64_t first = fire_ns(closing.begin()->first);
 			TWH_REQUIRE(*this, next <= first, "next expiry %llu is after the first firing %llu",
 				    (unsigned long long)next, (unsigned long long)first);
 			TWH_REQUIRE(*this, !hooked || notified <= first, "the hook was told %llu, the first timer fires at %llu",

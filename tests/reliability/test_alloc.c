@@ -167,7 +167,7 @@ static void test_wheel_create(void **state)
 {
 	(void)state;
 	/* The smallest and the largest wheels: 1 s x 64 slots, 1 ns x 2 slots. */
-	const struct tw_config cfgs[] = { { 1000000000, 6 }, { 1, 1 }, { 0, 0 }, { 7, 3 } };
+	const struct tw_config cfgs[] = { { 1000000000, 6, 0 }, { 1, 1, 0 }, { 0, 0, 0 }, { 7, 3, 0 } };
 	for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
 		int failures = 0;
 		for (int n = 0;; n++) {

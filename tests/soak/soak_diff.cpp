@@ -2,8 +2,9 @@
 //
 // The differential soak: the fuzz harness driven by a PRNG for a very long
 // time, one wheel geometry per run, ticks from 1 ns to 1 s and slot_bits 1
-// to 6. Each run ends by advancing to the end of time: every timer armed
-// must have fired or been cancelled.
+// to 6, every fourth with a default slack (and timers armed with windows of
+// their own throughout). Each run ends by advancing to the end of time:
+// every timer armed must have fired or been cancelled.
 //
 // Usage: soak_diff [operations [ops_per_run [check_every]]]
 //        (defaults 10^6, 10^5, 64); TW_SEED picks the seed.
@@ -53,7 +54,9 @@ int main(int argc, char **argv)
 			tick = 1000000000;
 		unsigned bits = 1 + static_cast<unsigned>(h.src.rand64() % TW_MAX_SLOT_BITS);
 		uint64_t start = h.src.rand64() >> (h.src.rand64() % 64);
-		h.new_wheel(tick, bits, start);
+		h.tick = tick; // random_slack() scales by it
+		uint64_t slack = runs % 4 == 3 ? h.random_slack() : 0; // a default slack on every 4th wheel
+		h.new_wheel(tick, bits, slack, start);
 		min_tick = tick < min_tick ? tick : min_tick;
 		max_tick = tick > max_tick ? tick : max_tick;
 		bits_seen |= 1u << bits;

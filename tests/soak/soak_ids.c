@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 {
 	unsigned long long n = argc > 1 ? strtoull(argv[1], NULL, 0) : (1ull << 32) + 1000;
 	/* The smallest wheel: one level of two slots. */
-	struct tw_config tiny = { UINT64_MAX, 1 };
+	struct tw_config tiny = { .tick_ns = UINT64_MAX, .slot_bits = 1 };
 	enum { HELD = 3 };
 	struct tw_wheel *held[HELD];
 	struct tw_timer t[HELD];

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Slack windows: a timer armed with tw_add_range()/tw_mod_range(), or on a
+ * wheel with a default slack, fires inside [E, E + slack rounded up to a
+ * tick], at the boundary the header names, from a coarse slot when that
+ * boundary starts one; timers sharing a boundary share a wake-up; slack 0
+ * is exactly the old rule.
+ */
+#include "common.h"
+#include "model.h"
+
+#define MS 1000000ull
+#define SEC (1000 * MS)
+#define MIN (60 * SEC)
+
+static uint64_t fired_at;
+static int fired_count;
+static uint64_t clock_now;
+
+static void on_fire(struct tw_timer *t)
+{
+	(void)t;
+	fired_at = clock_now;
+	fired_count++;
+}
+
+/* The boundary the header promises, in the test's own 128-bit arithmetic:
+ * E's tick rounded up to a multiple of 2^a ticks, 2^a the largest power of
+ * two no greater than slack / tick + 1, and no later than the last tick. */
+static uint64_t boundary_ns(uint64_t e, uint64_t slack, uint64_t tick)
+{
+	tw_model_u128 k = e / tick + (e % tick != 0);
+	tw_model_u128 room = (tw_model_u128)(slack / tick) + 1, p = 1;
+	while (p * 2 <= room)
+		p *= 2;
+	tw_model_u128 b = (k + p - 1) / p * p;
+	tw_model_u128 last = UINT64_MAX / tick + (UINT64_MAX % tick != 0);
+	if (b > last)
+		b = last;
+	return tw_model_saturate(b * tick);
+}
+
+/* Sleep until tw_next_expiry(), as a loop would, until the timer fired;
+ * returns the number of wake-ups. */
+static int run_until_fired(struct tw_wheel *w)
+{
+	int wakeups = 0;
+	fired_count = 0;
+	while (!fired_count) {
+		uint64_t next = tw_next_expiry(w);
+		assert_true(next != UINT64_MAX || tw_count(w));
+		clock_now = next;
+		assert_true(tw_advance(w, clock_now) >= 0);
+		wakeups++;
+		assert_true(wakeups < 1000);
+	}
+	return wakeups;
+}
+
+/* Every distance and slack from sub-tick to days: never before E, never
+ * after E + slack rounded up, and exactly at the documented boundary when
+ * the loop sleeps until tw_next_expiry(). */
+static void test_window_and_boundary(void **state)
+{
+	(void)state;
+	static const uint64_t ticks[] = { MS, 1, 7, 999983 };
+	static const uint64_t dists[] = { 1, 999, MS, 63 * MS + 5, 5 * SEC + 3, 30 * MIN, 3 * 24 * 60 * MIN + 17 };
+	static const uint64_t slacks[] = { 0, 1, MS - 1, MS, 3 * MS, 64 * MS, SEC, 18 * SEC, 4 * MIN, 365ull * 24 * 60 * MIN };
+	uint64_t rng = test_seed();
+	for (size_t k = 0; k < sizeof(ticks) / sizeof(ticks[0]); k++) {
+		for (size_t i = 0; i < sizeof(dists) / sizeof(dists[0]); i++) {
+			for (size_t j = 0; j < sizeof(slacks) / sizeof(slacks[0]); j++) {
+				struct tw_config cfg = { .tick_ns = ticks[k] };
+				uint64_t start = test_rand(&rng) % (1ull << 50);
+				struct tw_wheel *w;
+				assert_int_equal(tw_wheel_create(&w, &cfg, start), 0);
+				struct tw_timer t;
+				tw_timer_init(&t, on_fire);
+				uint64_t e = start + dists[i];
+				assert_int_equal(tw_add_range(w, &t, e, slacks[j]), 0);
+				assert_wheel_sound(w);
+				run_until_fired(w);
+				uint64_t end = tw_model_saturate((tw_model_u128)e + slacks[j]);
+				assert_true(fired_at >= e);
+				assert_true(fired_at <= test_round_up(end, ticks[k]));
+				assert_int_equal(fired_at, boundary_ns(e, slacks[j], ticks[k]));
+				assert_wheel_sound(w);
+				tw_wheel_destroy(w);
+			}
+		}
+	}
+}
+
+/* A timer whose window holds a coarse slot's start fires from that slot:
+ * 30 minutes out with 1% slack (18 s), it is placed twice (level 3, then
+ * level 2, whose 4.1 s slot starts at its boundary) where an exact timer is
+ * placed four times (levels 3, 2, 1, 0) unless a digit of its tick is 0. */
+static void test_fewer_placements(void **state)
+{
+	(void)state;
+	enum { N = 10000 };
+	static struct tw_timer timers[N];
+	uint64_t rng = test_seed();
+	for (int slack = 0; slack <= 1; slack++) {
+		struct tw_wheel *w;
+		assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+		for (int i = 0; i < N; i++) {
+			uint64_t e = 30 * MIN + test_rand(&rng) % (30 * SEC);
+			tw_timer_init(&timers[i], on_fire);
+			assert_int_equal(tw_add_range(w, &timers[i], e, slack ? e / 100 : 0), 0);
+		}
+		assert_int_equal(tw_advance(w, 31 * MIN), N);
+		struct tw_stats s;
+		tw_get_stats(w, &s);
+		fprintf(stderr, "# slack %s: %.2f placements per timer, %llu wake-ups\n", slack ? "1%" : "0",
+			(double)s.placed / N, (unsigned long long)s.advances);
+		/* Exact timers skip a level only where their tick's digit is 0. */
+		if (slack)
+			assert_true(s.placed <= 2 * (uint64_t)N);
+		else
+			assert_true(s.placed >= 39 * (uint64_t)N / 10);
+		assert_wheel_sound(w);
+		tw_wheel_destroy(w);
+	}
+}
+
+/* Timers whose windows share a boundary share a wake-up: 1000 timers
+ * spread over 10 s with 1 s slack wake a loop at most once per 512 ms
+ * boundary (21 times), where exact timers wake it about once each. */
+static void test_shared_wakeups(void **state)
+{
+	(void)state;
+	enum { N = 1000 };
+	static struct tw_timer timers[N];
+	uint64_t rng = test_seed();
+	int wakeups[2];
+	for (int slack = 0; slack <= 1; slack++) {
+		struct tw_wheel *w;
+		struct tw_config cfg = { .slack_ns = slack ? SEC : 0 }; /* the default, for tw_add() */
+		assert_int_equal(tw_wheel_create(&w, &cfg, 0), 0);
+		for (int i = 0; i < N; i++) {
+			tw_timer_init(&timers[i], on_fire);
+			assert_int_equal(tw_add(w, &timers[i], 1 + test_rand(&rng) % (10 * SEC)), 0);
+		}
+		fired_count = 0;
+		wakeups[slack] = 0;
+		while (tw_count(w)) {
+			clock_now = tw_next_expiry(w);
+			assert_true(tw_advance(w, clock_now) > 0); /* no empty wake-ups */
+			wakeups[slack]++;
+		}
+		assert_int_equal(fired_count, N);
+		assert_wheel_sound(w);
+		tw_wheel_destroy(w);
+	}
+	fprintf(stderr, "# 1000 timers in 10 s: %d wake-ups exact, %d with 1 s slack\n", wakeups[0], wakeups[1]);
+	assert_true(wakeups[1] <= 21);
+	assert_true(wakeups[0] >= 10 * wakeups[1]);
+}
+
+/* The default slack applies to tw_add() and tw_mod(); a range of 0 is
+ * exact on any wheel. */
+static void test_default_and_exact(void **state)
+{
+	(void)state;
+	struct tw_config cfg = { .slack_ns = SEC };
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, &cfg, 0), 0);
+	struct tw_timer a, b, c;
+	tw_timer_init(&a, on_fire);
+	tw_timer_init(&b, on_fire);
+	tw_timer_init(&c, on_fire);
+	assert_int_equal(tw_add(w, &a, 100 * MS + 1), 0);
+	assert_int_equal(tw_mod(w, &b, 100 * MS + 1), 0);
+	assert_int_equal(tw_add_range(w, &c, 100 * MS + 1, 0), 0);
+	assert_int_equal(tw_next_expiry(w), 101 * MS); /* c: exact */
+	clock_now = 101 * MS;
+	assert_int_equal(tw_advance(w, clock_now), 1);
+	assert_false(tw_pending(&c));
+	assert_int_equal(tw_next_expiry(w), 512 * MS); /* a and b: the 512 ms boundary */
+	clock_now = 512 * MS;
+	assert_int_equal(tw_advance(w, clock_now), 2);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* tw_mod_range() to a narrower window, or earlier than the slot serves,
+ * moves the timer; later with the same window only stores the expiry. */
+static void test_mod_range(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_timer t;
+	tw_timer_init(&t, on_fire);
+	unsigned level, slot, level2, slot2;
+	assert_int_equal(tw_add_range(w, &t, 10 * SEC + 1, 5 * SEC), 0);
+	assert_int_equal(tw_timer_bucket(w, &t, &level, &slot), 0);
+	/* Later, same window: stays. */
+	assert_int_equal(tw_mod_range(w, &t, 11 * SEC, 5 * SEC), 1);
+	assert_int_equal(tw_timer_bucket(w, &t, &level2, &slot2), 0);
+	assert_int_equal(level, level2);
+	assert_int_equal(slot, slot2);
+	/* Later, but exact: must fire at 11.5 s exactly, whatever slot serves. */
+	assert_int_equal(tw_mod_range(w, &t, 11 * SEC + 500 * MS, 0), 1);
+	assert_int_equal(tw_next_expiry(w) <= 11 * SEC + 500 * MS, 1);
+	run_until_fired(w);
+	assert_int_equal(fired_at, 11 * SEC + 500 * MS);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* A periodic timer keeps the window of its first arm on every re-arm. */
+static void test_periodic_keeps_window(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_periodic p;
+	assert_int_equal(tw_periodic_init(&p, on_fire, 1 * SEC + 7 * MS), 0);
+	uint64_t e = 1 * SEC + 7 * MS;
+	assert_int_equal(tw_add_range(w, &p.timer, e, 100 * MS), 0);
+	for (int i = 0; i < 20; i++) {
+		run_until_fired(w);
+		assert_true(fired_at >= e && fired_at <= e + 100 * MS);
+		assert_int_equal(fired_at, boundary_ns(e, 100 * MS, MS));
+		e += 1 * SEC + 7 * MS;
+		assert_int_equal(p.timer.expires, e);
+	}
+	tw_del(w, &p.timer);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* The end of time: windows that run past UINT64_MAX saturate, on a 1 ns
+ * tick (no partial tick) and on a tick that does not divide 2^64. */
+static void test_end_of_time(void **state)
+{
+	(void)state;
+	static const uint64_t ticks[] = { 1, MS, 3 };
+	for (size_t k = 0; k < 3; k++) {
+		struct tw_config cfg = { .tick_ns = ticks[k] };
+		struct tw_wheel *w;
+		assert_int_equal(tw_wheel_create(&w, &cfg, UINT64_MAX - 10 * ticks[k]), 0);
+		struct tw_timer a, b;
+		tw_timer_init(&a, on_fire);
+		tw_timer_init(&b, on_fire);
+		assert_int_equal(tw_add_range(w, &a, UINT64_MAX - 5 * ticks[k], UINT64_MAX), 0);
+		assert_int_equal(tw_add_range(w, &b, UINT64_MAX, 1000), 0);
+		assert_wheel_sound(w);
+		clock_now = UINT64_MAX - 5 * ticks[k] - 1;
+		assert_int_equal(tw_advance(w, clock_now), 0);
+		clock_now = UINT64_MAX;
+		assert_int_equal(tw_advance(w, clock_now), 2);
+		assert_int_equal(tw_count(w), 0);
+		assert_wheel_sound(w);
+		tw_wheel_destroy(w);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window_and_boundary), cmocka_unit_test(test_fewer_placements),
+		cmocka_unit_test(test_shared_wakeups),	    cmocka_unit_test(test_default_and_exact),
+		cmocka_unit_test(test_mod_range),	    cmocka_unit_test(test_periodic_keeps_window),
+		cmocka_unit_test(test_end_of_time),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
