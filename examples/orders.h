@@ -27,10 +27,11 @@ struct orders_opts {
 	uint64_t burst_ms; /* the burst lasts this long; orders arrive each ms */
 	uint32_t seed;
 	unsigned runs;     /* --compare: runs per side, the fastest is shown */
+	uint64_t slack_ms; /* timerwheel: each re-check may come this much after its due time */
 };
 
 /* A million orders in a ten-second burst: the demo's and the default run. */
-#define ORDERS_DEFAULTS { .count = 1000000, .burst_ms = 10000, .seed = 2463534242u, .runs = 3 }
+#define ORDERS_DEFAULTS { .count = 1000000, .burst_ms = 10000, .seed = 2463534242u, .runs = 3, .slack_ms = 0 }
 
 /*
  * The shop's books. Every unit of stock is in exactly one of available,
@@ -67,6 +68,7 @@ struct orders_result {
 	size_t order_size;     /* sizeof the driver's struct order */
 	size_t timer_size;     /* sizeof the timer embedded in it */
 	double rss_per_order;  /* RSS growth while creating / orders; < 0 if unknown */
+	double placements;     /* timerwheel: times a timer was put in a wheel slot, per order */
 	bool ok;               /* every check passed */
 };
 
@@ -85,6 +87,7 @@ int orders_main(int argc, char **argv, bool compare);
 /* Reporting (orders_report.c). */
 void orders_print(const struct orders_opts *o, const struct orders_result *r);
 int orders_compare(const struct orders_opts *o);
+int orders_compare_slack(const struct orders_opts *o);
 
 /* The drivers: 0 if every check passed, 1 if one failed, -errno on error. */
 int orders_run_wheel(const struct orders_opts *o, struct orders_result *r);

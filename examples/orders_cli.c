@@ -2,9 +2,10 @@
 /*
  * The command line shared by order_recheck and demo:
  *
- *   [-n ORDERS] [--burst-ms MS] [--seed N] [--runs N] [--libuv | --compare]
+ *   [-n ORDERS] [--burst-ms MS] [--seed N] [--runs N] [--libuv | --compare | --slack-ms MS]
  *
- * The last of --libuv and --compare wins. Exits 0 only if every order was re-checked exactly once, none early, and
+ * The last of --libuv, --compare and --slack-ms wins; --slack-ms runs the
+ * wheel exactly and with that slack, side by side. Exits 0 only if every order was re-checked exactly once, none early, and
  * the stock books balance; 77 (skipped) for --libuv without libuv.
  */
 #include <stdio.h>
@@ -15,7 +16,8 @@
 
 static int usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-n ORDERS] [--burst-ms MS] [--seed N] [--runs N] [--libuv | --compare]\n",
+	fprintf(stderr,
+		"usage: %s [-n ORDERS] [--burst-ms MS] [--seed N] [--runs N] [--libuv | --compare | --slack-ms MS]\n",
 		prog);
 	return 2;
 }
@@ -38,7 +40,7 @@ int orders_main(int argc, char **argv, bool compare)
 {
 	struct orders_opts o = ORDERS_DEFAULTS;
 	struct orders_result r;
-	bool libuv = false;
+	bool libuv = false, slack = false;
 	uint64_t seed, runs;
 	int err;
 
@@ -58,18 +60,25 @@ int orders_main(int argc, char **argv, bool compare)
 			if (parse_u64(argv[++i], &runs) || runs == 0 || runs > 100)
 				return usage(argv[0]);
 			o.runs = (unsigned)runs;
+		} else if (!strcmp(argv[i], "--slack-ms") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &o.slack_ms) || o.slack_ms == 0)
+				return usage(argv[0]);
+			slack = true;
+			compare = libuv = false;
 		} else if (!strcmp(argv[i], "--libuv")) {
 			libuv = true;
-			compare = false;
+			compare = slack = false;
 		} else if (!strcmp(argv[i], "--compare")) {
 			compare = true;
-			libuv = false;
+			libuv = slack = false;
 		} else {
 			return usage(argv[0]);
 		}
 	}
 	if (compare)
 		return orders_compare(&o);
+	if (slack)
+		return orders_compare_slack(&o);
 	if (libuv) {
 #ifdef ORDERS_HAVE_LIBUV
 		err = orders_run_uv(&o, &r);

@@ -63,6 +63,10 @@ struct bench_check {
 };
 
 extern struct bench_check bench_chk;
+/* The window every timer of the running workload was armed with (W3s), else 0. */
+extern uint64_t bench_slack_ns;
+/* The running workload's name where a peer may report on it (W3c, W3s), else NULL. */
+extern const char *bench_workload;
 /* Called with the fired timer's index when a fire must free its slot (W5). */
 extern void (*bench_on_fire)(uint32_t i);
 extern uint64_t bench_vnow; /* the virtual clock, ns */
@@ -91,7 +95,7 @@ static inline void bench_fired(uint64_t *deadline, uint32_t i)
 	}
 	if (bench_vnow < d)
 		bench_chk.early++;
-	else if (bench_vnow > d + peer_slack_ns)
+	else if (bench_vnow > d + peer_slack_ns + bench_slack_ns)
 		bench_chk.late++;
 	*deadline = 0;
 	bench_chk.fired++;

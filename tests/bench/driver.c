@@ -5,7 +5,7 @@
  * tests/bench/run for the whole comparison; this program runs one peer at
  * one N:
  *
- *   bench-PEER -n N [-w M,W1,W1b,W2,W3,W3c,W4,W4d,W4r,W5,adv] [-r reps]
+ *   bench-PEER -n N [-w M,W1,W1b,W2,W3,W3c,W3s,W4,W4d,W4r,W5,adv] [-r reps]
  *              [-m min_ops] [-s seed] [-o file.csv]
  *
  * Workloads (deadlines on the 1 ms grid, so that every peer can represent
@@ -19,6 +19,9 @@
  *   W3   expire all N, advancing from deadline to deadline       ns per fire
  *   W3c  N timers armed 30 min ahead over a 1 s burst (1 ms of virtual
  *        time per N/1000 arms), then expired                     ns per fire
+ *   W3s  W3c with a slack of 1% of each timer's distance (18 s), for the
+ *        peers that take a window (peer_arm_range); the clock runs on in
+ *        1 ms steps until every window has closed                ns per fire
  *   W4   re-arm churn, N connections with a 30 s idle timeout: N timers
  *        armed uniformly in (0, 30 s] (the steady state of such timers);
  *        max(N, min_ops) re-arms of a random timer 30 s ahead, the clock
@@ -57,6 +60,14 @@
 #ifdef BENCH_PEER
 #include BENCH_PEER
 #endif
+#ifndef PEER_HAS_RANGE
+#define PEER_HAS_RANGE 0
+static inline void peer_arm_range(uint32_t i, uint64_t deadline, uint64_t slack)
+{
+	(void)slack;
+	peer_arm(i, deadline);
+}
+#endif
 #ifndef PEER_REHEARSE
 #define PEER_REHEARSE 0
 #endif
@@ -67,6 +78,8 @@
 
 struct bench_check bench_chk;
 void (*bench_on_fire)(uint32_t i);
+uint64_t bench_slack_ns;
+const char *bench_workload;
 bool bench_rehearsal;
 
 static uint32_t n;
@@ -118,6 +131,8 @@ static uint64_t open_instance(uint32_t count, int r)
 	bench_vnow = (bench_vnow / SEC + 2) * SEC;
 	memset(&bench_chk, 0, sizeof(bench_chk));
 	bench_on_fire = NULL;
+	bench_slack_ns = 0;
+	bench_workload = NULL;
 	err = peer_open(count);
 	if (err) {
 		fprintf(stderr, "bench: %s: open(%" PRIu32 "): %s\n", peer_name, count, strerror(-err));
@@ -370,7 +385,8 @@ static void run_w3(struct result *res)
 	res->ops = n;
 }
 
-static void run_w3c(struct result *res)
+/* W3c, and W3s with @slack_pct percent of each distance as its window. */
+static void run_w3c(struct result *res, unsigned slack_pct)
 {
 	uint32_t per = n / 1000 ? n / 1000 : 1;
 
@@ -378,16 +394,21 @@ static void run_w3c(struct result *res)
 		uint64_t base = open_instance(n, r), t = base, t0, t1, first, last;
 		uint32_t left = per;
 
+		bench_slack_ns = SPAN_MS * MS / 100 * slack_pct;
+		bench_workload = res->name;
 		for (uint32_t i = 0; i < n; i++) {
 			if (!left--) {
 				left = per - 1;
 				t += MS;
 				advance_to(t);
 			}
-			peer_arm(i, t + SPAN_MS * MS);
+			if (slack_pct)
+				peer_arm_range(i, t + SPAN_MS * MS, bench_slack_ns);
+			else
+				peer_arm(i, t + SPAN_MS * MS);
 		}
 		first = base + SPAN_MS * MS;
-		last = t + SPAN_MS * MS;
+		last = t + SPAN_MS * MS + bench_slack_ns;
 		t0 = vclock_real_ns();
 		for (t = first; t <= last; t += MS)
 			advance_to(t);
@@ -564,17 +585,17 @@ static bool wants(const char *list, const char *w)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench-%s -n N [-w M,W1,W1b,W2,W3,W3c,W4,W4d,W4r,W5,adv] [-r reps] "
+	fprintf(stderr, "usage: bench-%s -n N [-w M,W1,W1b,W2,W3,W3c,W3s,W4,W4d,W4r,W5,adv] [-r reps] "
 			"[-m min_ops] [-s seed] [-o file.csv]\n", peer_name);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *work = "M,W1,W1b,W2,W3,W3c,W4,W4d,W4r,W5,adv";
+	const char *work = "M,W1,W1b,W2,W3,W3c,W3s,W4,W4d,W4r,W5,adv";
 	const char *out = NULL;
 	struct result w1 = {.name = "W1"}, w2 = {.name = "W2"}, w3 = {.name = "W3"},
-		      w3c = {.name = "W3c"}, w4 = {.name = "W4"}, w4r = {.name = "W4r"},
+		      w3c = {.name = "W3c"}, w3s = {.name = "W3s"}, w4 = {.name = "W4"}, w4r = {.name = "W4r"},
 		      w5 = {.name = "W5"}, w1b = {.name = "W1b"}, w4d = {.name = "W4d"},
 		      adv = {.name = "adv"};
 	int opt;
@@ -615,7 +636,9 @@ int main(int argc, char **argv)
 	if (wants(work, "W3"))
 		run_w3(&w3);
 	if (wants(work, "W3c"))
-		run_w3c(&w3c);
+		run_w3c(&w3c, 0);
+	if (wants(work, "W3s") && PEER_HAS_RANGE)
+		run_w3c(&w3s, 1);
 	if (wants(work, "W4"))
 		run_w4(&w4, 30000, false);
 	if (wants(work, "W4d"))
@@ -634,6 +657,7 @@ int main(int argc, char **argv)
 		report(&w2);
 	report(&w3);
 	report(&w3c);
+	report(&w3s);
 	report(&w4);
 	report(&w4d);
 	report(&w4r);
