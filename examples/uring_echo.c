@@ -6,7 +6,10 @@
  * SQE and no system call; only the wheel's earliest deadline is known to
  * the kernel (here the owned loop bounds its wait by it).
  *
- *   uring_echo [-p PORT] [-i IDLE_MS]
+ *   uring_echo [-p PORT] [-i IDLE_MS] [-s SLACK_MS]
+ *
+ * With -s, a connection may be closed up to SLACK_MS after its idle time
+ * (tw_add_range()/tw_mod_range()), so idle connections share wake-ups.
  *
  * Prints "listening on 127.0.0.1:PORT" once ready (PORT 0 picks a free
  * one). End of input on stdin (Ctrl-D, or the other end of a pipe closing)
@@ -40,7 +43,7 @@ struct conn {
 struct server {
 	struct tw_wheel *wheel;
 	struct tw_uring *loop;
-	uint64_t idle_ns;
+	uint64_t idle_ns, slack_ns;
 	int lfd;
 	char in[256];
 	struct conn *conns;
@@ -145,7 +148,7 @@ static void on_accept(int fd)
 	srv.conns = c;
 	srv.accepted++;
 	tw_timer_init(&c->idle, on_idle);
-	tw_add(srv.wheel, &c->idle, tw_uring_now() + srv.idle_ns);
+	tw_add_range(srv.wheel, &c->idle, tw_uring_now() + srv.idle_ns, srv.slack_ns);
 	queue_recv(c);
 }
 
@@ -174,7 +177,7 @@ static void on_cqe(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg)
 			return;
 		}
 		/* Activity: push the deadline back. Later than before, so no SQE. */
-		tw_mod(srv.wheel, &c->idle, tw_uring_now() + srv.idle_ns);
+		tw_mod_range(srv.wheel, &c->idle, tw_uring_now() + srv.idle_ns, srv.slack_ns);
 		c->len = (unsigned)cqe->res;
 		c->sent = 0;
 		queue_send(c);
@@ -221,20 +224,23 @@ static int listen_on(unsigned short port)
 int main(int argc, char **argv)
 {
 	struct tw_uring_loop_options opt = { .entries = 1024, .cqe_fn = on_cqe };
-	unsigned long port = 0, idle_ms = 1000;
+	unsigned long port = 0, idle_ms = 1000, slack_ms = 0;
 	int r, o;
 
-	while ((o = getopt(argc, argv, "p:i:")) != -1) {
+	while ((o = getopt(argc, argv, "p:i:s:")) != -1) {
 		if (o == 'p')
 			port = strtoul(optarg, NULL, 10);
 		else if (o == 'i')
 			idle_ms = strtoul(optarg, NULL, 10);
+		else if (o == 's')
+			slack_ms = strtoul(optarg, NULL, 10);
 		else {
-			fprintf(stderr, "usage: %s [-p PORT] [-i IDLE_MS]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-p PORT] [-i IDLE_MS] [-s SLACK_MS]\n", argv[0]);
 			return 2;
 		}
 	}
 	srv.idle_ns = (uint64_t)idle_ms * 1000000u;
+	srv.slack_ns = (uint64_t)slack_ms * 1000000u;
 
 	srv.lfd = listen_on((unsigned short)port);
 	if (srv.lfd < 0) {

@@ -3,13 +3,17 @@
  * uv_idle_server: a TCP echo server on 127.0.0.1 that closes each
  * connection after IDLE_MS milliseconds without input.
  *
- *   uv_idle_server [IDLE_MS [PORT]]     (defaults: 5000, 0 = any free port)
+ *   uv_idle_server [IDLE_MS [PORT [SLACK_MS]]]
+ *                     (defaults: 5000, 0 = any free port, 0 = exact)
  *
  * Each connection embeds one struct tw_timer, re-armed with tw_mod() on
  * every read. A re-arm moves the timer later, so it costs the wheel O(1)
  * and libuv nothing: the one uv_timer_t of the wheel stays armed for the
  * earliest deadline. Native uv_timer_t would cost 152 bytes per connection
  * and a heap operation per read.
+ *
+ * With SLACK_MS, a connection may be closed up to that much after IDLE_MS
+ * (tw_add_range()/tw_mod_range()): idle connections then share wake-ups.
  *
  * Prints "listening on 127.0.0.1:PORT" once ready. SIGINT or SIGTERM closes
  * everything and prints how many connections were closed for idleness.
@@ -43,7 +47,7 @@ static struct {
 	uv_tcp_t listener;
 	uv_signal_t sigint, sigterm;
 	struct tw_uv timers;
-	uint64_t idle_ns;
+	uint64_t idle_ns, slack_ns;
 	struct conn *conns;
 	unsigned long accepted, idle_closed, peer_closed, rearms;
 	uint64_t late_sum_ns, late_max_ns; /* idle closes after their deadline */
@@ -123,7 +127,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 		return;
 	/* Later than before: no libuv call. */
 	srv.rearms++;
-	tw_mod(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns);
+	tw_mod_range(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns, srv.slack_ns);
 	echo(c, buf->base, (size_t)n);
 }
 
@@ -150,7 +154,7 @@ static void on_connection(uv_stream_t *server, int status)
 		return;
 	}
 	srv.accepted++;
-	tw_add(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns);
+	tw_add_range(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns, srv.slack_ns);
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -191,14 +195,16 @@ int main(int argc, char **argv)
 	int len = sizeof(bound), r;
 	unsigned long idle_ms = argc > 1 ? strtoul(argv[1], NULL, 10) : 5000;
 	int port = argc > 2 ? atoi(argv[2]) : 0;
+	unsigned long slack_ms = argc > 3 ? strtoul(argv[3], NULL, 10) : 0;
 
 	if (idle_ms == 0 || port < 0 || port > 65535) {
-		fprintf(stderr, "usage: uv_idle_server [IDLE_MS [PORT]]\n");
+		fprintf(stderr, "usage: uv_idle_server [IDLE_MS [PORT [SLACK_MS]]]\n");
 		return 2;
 	}
 	raise_fd_limit();
 	srv.loop = uv_default_loop();
 	srv.idle_ns = idle_ms * NS_PER_MS;
+	srv.slack_ns = slack_ms * NS_PER_MS;
 	r = tw_uv_init(srv.loop, &srv.timers, NULL, 0);
 	if (r < 0)
 		return fail("tw_uv_init", r);
