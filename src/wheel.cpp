@@ -31,6 +31,7 @@
 // The few steps of tw_add/tw_mod/tw_del that other paths share, inlined
 // into them: a call each would cost as much as the step.
 #define TW_HOT_INLINE inline __attribute__((always_inline))
+#define TW_HOT_LAMBDA __attribute__((always_inline))
 
 using tw::tail_list;
 
@@ -192,19 +193,6 @@ unsigned tw_wheel::align_of_slack(uint64_t slack_ns) const
 	return slack_ticks == UINT64_MAX ? 63 : tw::msb64(slack_ticks + 1);
 }
 
-// The tick a timer fires at: its expiry's tick rounded up to a multiple of
-// 2^align (the expiry's tick itself for an exact timer), or the last tick
-// if that multiple lies beyond it. Never later than the window's end:
-// 2^align - 1 ticks at most were added, and that fits in the slack. Nor past
-// the last tick: align_of_slack() never gives more than the slack in ticks
-// holds, and a slack in ns holds no more ticks than last_tick.
-uint64_t tw_wheel::fire_tick(uint64_t exp_tick, unsigned align) const
-{
-	uint64_t mask = (uint64_t{1} << align) - 1;
-	if (!(exp_tick & mask))
-		return exp_tick;
-	return exp_tick > last_tick - mask ? last_tick : (exp_tick | mask) + 1;
-}
 
 // The bucket for a tick after the clock: the level of the first digit
 // where the tick differs from the clock, and that level's digit of the
@@ -360,18 +348,17 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, unsigned align)
 	// due no later than its new firing tick, and then the slot places it
 	// again. So the common re-arm, a connection timeout pushed later on
 	// every read, only stores the new expiry (the first test: the old
-	// firing tick was served, and a later expiry with the same or a wider
-	// window never fires earlier) and touches no neighbour in the lists,
+	// firing tick was served, and a later expiry with the same window
+	// never fires earlier) and touches no neighbour in the lists,
 	// which at scale are cache misses. An expiry at or before now is due
 	// in the next advance, which a slot a tick away would not serve.
 	if (in_slot(t) && expires > now_ns) {
-		size_t index = index_of(t);
-		if (expires >= t->expires && align >= tw::align_of(t)) {
+		if (expires >= t->expires && align == tw::align_of(t)) {
 			t->expires = expires;
-			tw::set_align(t, align);
 			stats.armed++;
 			return 1;
 		}
+		size_t index = index_of(t);
 		uint64_t tick = fire_tick(tick_of_expiry(expires), align);
 		if (slot_start(index) <= tick) {
 			t->expires = expires;
@@ -437,7 +424,7 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 // level (or from a higher level to the due list) count as cascaded.
 void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 {
-	walk_lanes(chains, [this, from_level](tw_timer *t) {
+	walk_lanes(chains, [this, from_level](tw_timer *t) TW_HOT_LAMBDA {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
 		unsigned to_level;
 		if (exp_tick <= now_tick) {

@@ -30,7 +30,7 @@ enum : uint8_t {
 	align_mask = 0x3f << align_shift, // log2 of the boundary it fires on, 0 to 63
 };
 
-inline unsigned align_of(const tw_timer *t) { return (t->tw__flags & align_mask) >> align_shift; }
+inline unsigned align_of(const tw_timer *t) { return static_cast<unsigned>(t->tw__flags >> align_shift) & 0x3f; }
 
 inline void set_align(tw_timer *t, unsigned align)
 {
@@ -190,6 +190,20 @@ private:
 	void notify_armed(uint64_t expires, bool was_empty);
 	void notify_now(uint64_t when);
 };
+
+// The tick a timer fires at: its expiry's tick rounded up to a multiple of
+// 2^align (the expiry's tick itself for an exact timer), or the last tick
+// if that multiple lies beyond it. Never later than the window's end:
+// 2^align - 1 ticks at most were added, and that fits in the slack. Nor past
+// the last tick: align_of_slack() never gives more than the slack in ticks
+// holds, and a slack in ns holds no more ticks than last_tick.
+inline uint64_t tw_wheel::fire_tick(uint64_t exp_tick, unsigned align) const
+{
+	uint64_t mask = (uint64_t{1} << align) - 1;
+	if (!(exp_tick & mask))
+		return exp_tick;
+	return exp_tick > last_tick - mask ? last_tick : (exp_tick | mask) + 1;
+}
 
 // tw_forward() without the argument checks: t idle, period > 0.
 uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period);
