@@ -91,7 +91,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	for (size_t i = 0; i < nslots; i++)
 		w->slots[i].clear();
 	w->due.init();
-	w->notified = UINT64_MAX;
+	w->notified = 0; // no hook yet: see set_notify()
 	for (unsigned b = 0; b < 64; b++)
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
 	*out = w;
@@ -137,14 +137,6 @@ void tw_wheel::destroy()
 		notify_now(UINT64_MAX);
 }
 
-// A destroyed wheel that nobody holds any longer: no advance runs on it,
-// no hook is installed, and we are not inside the hook (which may remove
-// itself; the wheel goes after it returned).
-bool tw_wheel::unused() const
-{
-	return destroyed && !running && !notify && !in_hook;
-}
-
 void tw_wheel::release()
 {
 	tw::ids::give_back(id);
@@ -156,12 +148,13 @@ void tw_wheel::release()
 // So `notified` starts from there, not from what the wheel would have told
 // a hook while it had none (which may lie earlier: removals never raise
 // it), or an earlier timer armed next would be taken for a later one.
+// Without a hook it is 0: no arm is earlier than that, so no arm and no
+// advance computes a next expiry that nobody would hear.
 void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 {
 	notify = fn;
 	notify_arg = fn ? arg : nullptr;
-	if (fn)
-		notified = next_expiry();
+	notified = fn ? next_expiry() : 0;
 }
 
 // The clock's tick for a time: rounded down, except that UINT64_MAX reaches
@@ -292,9 +285,9 @@ void tw_wheel::unlink(tw_timer *t)
 
 void tw_wheel::notify_now(uint64_t when)
 {
-	notified = when;
 	if (!notify)
 		return;
+	notified = when;
 	stats.notifies++;
 	in_hook = true;
 	int touched = notify(this, when, notify_arg);
@@ -312,7 +305,7 @@ void tw_wheel::notify_now(uint64_t when)
 // the usual arm, later than the earliest, costs no more than this test.
 TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
 {
-	if (running || (expires >= notified && !was_empty))
+	if (running || (expires >= notified && !was_empty) || !notify)
 		return;
 	uint64_t next = next_expiry();
 	if (next < notified || was_empty)
@@ -442,9 +435,22 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 	});
 }
 
+// The tick of the wheel's next event, the start of the first occupied slot
+// of the lowest non-empty level (level.hpp says why no other slot comes
+// first); UINT64_MAX when the wheel's slots are empty.
+TW_HOT_INLINE uint64_t tw_wheel::next_event_tick() const
+{
+	if (!level_mask)
+		return UINT64_MAX;
+	unsigned level = tw::lsb64(level_mask);
+	return tw::calc_slot_start(now_tick, level, tw::lsb64(occupied[level]), slot_bits);
+}
+
 // Move the clock to `target_tick` one event at a time, cascading higher
-// slots and moving level-0 slots to the due list.
-void tw_wheel::collect_expired_timers(uint64_t target_tick)
+// slots and moving level-0 slots to the due list. Out of line: an advance
+// with no event before its target, the usual wake-up of a loop that polls,
+// does not get here.
+__attribute__((noinline)) void tw_wheel::collect_expired_timers(uint64_t target_tick)
 {
 	while (level_mask) {
 		unsigned level = tw::lsb64(level_mask);
@@ -507,9 +513,13 @@ int tw_wheel::advance(uint64_t now)
 	if (now < now_ns)
 		return 0;
 
-	collect_expired_timers(tick_of_now(now));
+	uint64_t target_tick = tick_of_now(now);
+	if (next_event_tick() <= target_tick)
+		collect_expired_timers(target_tick);
+	else
+		now_tick = target_tick;
 	now_ns = now;
-	int fired = run_expired_timers();
+	int fired = due.first ? run_expired_timers() : 0;
 	if (destroyed) {
 		notify_now(UINT64_MAX);
 		return fired;
@@ -518,6 +528,7 @@ int tw_wheel::advance(uint64_t now)
 	stats.advances++;
 	if (fired == 0)
 		stats.idle_advances++;
-	notify_now(next_expiry());
+	if (notify)
+		notify_now(next_expiry());
 	return fired;
 }

@@ -139,14 +139,17 @@ struct tw_wheel {
 
 	tw_notify_fn notify;
 	void *notify_arg;
-	uint64_t notified; // the last time given to the hook; never later than the real next expiry
+	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
 
 	tw_stats stats;
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
 
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
 	void destroy();
-	bool unused() const;
+	// A destroyed wheel that nobody holds any longer: no advance runs on
+	// it, no hook is installed, and we are not inside the hook (which may
+	// remove itself; the wheel goes after it returned).
+	bool unused() const { return destroyed && !running && !notify && !in_hook; }
 	void release();
 	void set_notify(tw_notify_fn fn, void *arg);
 
@@ -184,6 +187,7 @@ private:
 	void arm(tw_timer *t, uint64_t expires, unsigned align);
 	void enqueue(tw_timer *t, size_t index, uint64_t exp_tick);
 	void unlink(tw_timer *t);
+	uint64_t next_event_tick() const;
 	void collect_expired_timers(uint64_t target_tick);
 	void place_again(tw_timer **chains, unsigned from_level);
 	int run_expired_timers();
