@@ -15,14 +15,16 @@
  *
  * Slack. A timer may be armed with a window instead of an instant
  * (tw_add_range(), tw_mod_range(), or the wheel's default slack in struct
- * tw_config): with slack S it fires in an advance whose `now` lies in
- * [E, E + S rounded up to a whole tick], never before E, and at the latest
- * in the first advance whose `now` reaches E + S rounded up (saturating).
- * The wheel picks its firing tick: the first multiple of 2^a ticks at or
- * after E's tick, with 2^a the largest power of two no greater than
- * S / tick + 1. Timers whose windows share that boundary fire in one
- * wake-up, and a timer whose boundary is a coarse slot's start fires from
- * that slot without cascading further. Slack 0 is the exact rule above.
+ * tw_config). With slack S it never fires before E, and fires at the
+ * latest in the first tw_advance() whose `now` reaches E + S rounded up to
+ * a whole tick (saturating). The wheel picks the firing tick: the first
+ * multiple of 2^a ticks at or after E's tick, with 2^a the largest power of
+ * two no greater than S / tick + 1 (the last tick if that multiple lies
+ * past it). The timer fires in the first advance that reaches that tick,
+ * or in an earlier one after E in which its slot comes due. Timers whose
+ * windows share a boundary fire in one wake-up, and a timer whose boundary
+ * is a coarse slot's start fires from that slot without cascading further.
+ * Slack 0 is the exact rule above.
  *
  * Order. Timers that fire in one advance fire in the order of their ticks
  * (for a timer with slack: the tick it fired at, inside its window);
@@ -334,7 +336,7 @@ TW_API int tw_add_range(struct tw_wheel *w, struct tw_timer *t, uint64_t expires
  * @slack:   the window's length in ns; 0 is exact, as tw_mod()
  *
  * As tw_mod(), with the window of tw_add_range(): a re-arm later with the
- * same or a larger slack only stores the new expiry.
+ * same slack only stores the new expiry.
  *
  * Return: as tw_mod().
  */
