@@ -63,8 +63,10 @@ extern "C" {
 #endif
 
 #define TW_VERSION_MAJOR 0
-#define TW_VERSION_MINOR 1
+#define TW_VERSION_MINOR 2
 #define TW_VERSION_PATCH 0
+/** The version as one number, (major << 16) | (minor << 8) | patch, as tw_version() gives it. */
+#define TW_VERSION_HEX ((TW_VERSION_MAJOR << 16) | (TW_VERSION_MINOR << 8) | TW_VERSION_PATCH)
 
 /** Default tick: 1 ms. */
 #define TW_DEFAULT_TICK_NS 1000000u
@@ -209,6 +211,23 @@ typedef int (*tw_notify_fn)(struct tw_wheel *w, uint64_t next, void *arg);
  */
 #define tw_container_of(ptr, type, member) \
 	((type *)(uintptr_t)((uintptr_t)(ptr) - offsetof(type, member)))
+
+/**
+ * tw_version - the version of the library the program runs with
+ *
+ * Compare with TW_VERSION_HEX, the version the program was compiled
+ * against, as libuv's uv_version() and UV_VERSION_HEX are compared.
+ *
+ * Return: (major << 16) | (minor << 8) | patch.
+ */
+TW_API unsigned tw_version(void);
+
+/**
+ * tw_version_string - the version of the library as text
+ *
+ * Return: "major.minor.patch", a static string.
+ */
+TW_API const char *tw_version_string(void);
 
 /**
  * tw_wheel_create - make a wheel whose clock starts at @now

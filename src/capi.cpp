@@ -85,6 +85,19 @@ void check_links(const tw_wheel *w, const tw_timer *t, const char *fn)
 
 extern "C" {
 
+TW_API unsigned tw_version(void)
+{
+	return TW_VERSION_HEX;
+}
+
+#define TW_STR_(x) #x
+#define TW_STR(x) TW_STR_(x)
+
+TW_API const char *tw_version_string(void)
+{
+	return TW_STR(TW_VERSION_MAJOR) "." TW_STR(TW_VERSION_MINOR) "." TW_STR(TW_VERSION_PATCH);
+}
+
 TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 {
 	uint64_t tick_ns = cfg && cfg->tick_ns ? cfg->tick_ns : TW_DEFAULT_TICK_NS;

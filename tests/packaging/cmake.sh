@@ -41,7 +41,7 @@ build() {
 
 if ls "$libdir"/libtimerwheel.so.* >/dev/null 2>&1; then
 	build "$tmp/shared"
-	needed "$tmp/shared/consumer" | grep -q '^libtimerwheel\.so\.0$' ||
+	needed "$tmp/shared/consumer" | grep -q "^libtimerwheel\.so\.$TW_SOVERSION$" ||
 		fail "the default target is not the shared library"
 	echo "cmake, shared: OK"
 fi

@@ -70,7 +70,7 @@ if [ $found = yes ]; then
 	echo "the dynamic loader looks in $TW_LIBDIR (after ldconfig)"
 else
 	echo "libdir $TW_LIBDIR is not in the dynamic loader's search path" \
-		"($(sort -u "$tmp/ld-dirs" | tr '\n' ' ')): programs would not find libtimerwheel.so.0" >&2
+		"($(sort -u "$tmp/ld-dirs" | tr '\n' ' ')): programs would not find libtimerwheel.so.${TW_SOVERSION:-1}" >&2
 	bad=yes
 fi
 [ -z "$bad" ] || fail "a libdir nobody searches; on Debian, is dpkg-dev installed? (Meson asks" \

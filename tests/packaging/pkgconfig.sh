@@ -55,8 +55,8 @@ if [ $shared = yes ]; then
 		gcc -Wall -Wextra -pedantic -Werror -o "$tmp/$c" "$src/$c.c" $flags
 		no_cxx_runtime "$tmp/$c"
 		# The staged library, not some installed copy, must be the one used.
-		lib=$(LD_LIBRARY_PATH=$libdir ldd "$tmp/$c" | sed -n 's/.*libtimerwheel\.so\.0 => \([^ ]*\).*/\1/p')
-		same_file "$lib" "$libdir/libtimerwheel.so.0" || fail "$c loads libtimerwheel from '$lib'"
+		lib=$(LD_LIBRARY_PATH=$libdir ldd "$tmp/$c" | sed -n 's/.*libtimerwheel\.so\.[0-9]* => \([^ ]*\).*/\1/p')
+		same_file "$lib" "$libdir/libtimerwheel.so.$TW_SOVERSION" || fail "$c loads libtimerwheel from '$lib'"
 		run "$tmp/$c" "shared $m"
 	done
 	# The static links below must not be able to pick a shared library.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # What the installed libraries export and need: each shared library has a
-# soname, exports only tw_* symbols and does not need libstdc++; no static
+# soname, exports only tw_* symbols, each under the library's version node
+# (src/*.map), and does not need libstdc++; no static
 # library refers to the C++ runtime, so a C linker alone can link every
 # object in it.
 . "$(dirname "$0")/lib.sh"
@@ -16,15 +17,22 @@ for so in "$libdir"/libtimerwheel*.so.*.*.*; do
 	[ -f "$so" ] || continue
 	base=$(basename "$so")
 	soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-	[ "$soname" = "${base%.so.*}.so.0" ] || fail "$base: soname '$soname'"
+	[ "$soname" = "${base%.so.*}.so.$TW_SOVERSION" ] || fail "$base: soname '$soname'"
 	[ -L "$libdir/$soname" ] || fail "$base: no $soname link installed"
 	[ -L "$libdir/${base%.so.*}.so" ] || fail "$base: no ${base%.so.*}.so link installed"
-	nm -D --defined-only "$so" | awk '{ print $NF }' | sort -u >"$tmp/exports"
+	node=$(echo "${base%.so.*}" | sed 's/^lib//' | tr 'a-z-' 'A-Z_')_$TW_SOVERSION
+	# (The version node itself is an absolute symbol of the library.)
+	nm -D --defined-only "$so" | awk '{ print $NF }' | grep -vx "$node" | sort -u >"$tmp/exports"
 	if grep -v '^tw_' "$tmp/exports"; then
 		fail "$base exports the symbols above, which are not tw_*"
 	fi
+	objdump -T "$so" | grep -v '\*UND\*' | awk '$NF ~ /^tw_/ && $(NF-1) != "'"$node"'" { print $NF, $(NF-1) }' >"$tmp/unversioned"
+	if [ -s "$tmp/unversioned" ]; then
+		cat "$tmp/unversioned"
+		fail "$base: the symbols above are not under the version node $node"
+	fi
 	no_cxx_runtime "$so"
-	echo "$base: soname $soname, $(wc -l <"$tmp/exports") symbols, all tw_*; needs $(needed "$so" | tr '\n' ' ')"
+	echo "$base: soname $soname, $(wc -l <"$tmp/exports") symbols, all tw_* under $node; needs $(needed "$so" | tr '\n' ' ')"
 	checked=$((checked + 1))
 done
 
