@@ -15,6 +15,11 @@
  * With SLACK_MS, a connection may be closed up to that much after IDLE_MS
  * (tw_add_range()/tw_mod_range()): idle connections then share wake-ups.
  *
+ * Built with UV_IDLE_SERVER_COMPAT (as uv_idle_server_compat), the same
+ * server keeps its timeouts in the uv_timer_t layer (<timerwheel/uv_timer.h>):
+ * what a libuv program gets by renaming uv_timer_* to tw_uv_timer_*. It
+ * closes the same connections; SLACK_MS is ignored there.
+ *
  * Prints "listening on 127.0.0.1:PORT" once ready. SIGINT or SIGTERM closes
  * everything and prints how many connections were closed for idleness.
  */
@@ -28,12 +33,20 @@
 #include <sys/resource.h>
 
 #include <timerwheel/uv.h>
+#ifdef UV_IDLE_SERVER_COMPAT
+#include <timerwheel/uv_timer.h>
+#endif
 
 #define NS_PER_MS 1000000ull
 
 struct conn {
 	uv_tcp_t tcp;
+#ifdef UV_IDLE_SERVER_COMPAT
+	struct tw_uv_timer idle;
+	uint64_t deadline; /* no later than the layer's own */
+#else
 	struct tw_timer idle;
+#endif
 	struct conn *next, **pprev; /* all open connections, for shutdown */
 };
 
@@ -63,23 +76,54 @@ static void on_conn_closed(uv_handle_t *hd)
 static void conn_close(struct conn *c)
 {
 	/* Idle already when it fired; cancelling an idle timer is allowed. */
+#ifdef UV_IDLE_SERVER_COMPAT
+	tw_uv_timer_stop(&c->idle);
+#else
 	tw_del(tw_uv_wheel(&srv.timers), &c->idle);
+#endif
 	*c->pprev = c->next;
 	if (c->next)
 		c->next->pprev = c->pprev;
 	uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
 
-static void on_idle(struct tw_timer *t)
+static void idle_fired(struct conn *c, uint64_t deadline)
 {
-	uint64_t late = tw_uv_now() - t->expires; /* never negative: never early */
+	uint64_t late = tw_uv_now() - deadline; /* never negative: never early */
 
 	srv.late_sum_ns += late;
 	if (late > srv.late_max_ns)
 		srv.late_max_ns = late;
 	srv.idle_closed++;
-	conn_close(tw_container_of(t, struct conn, idle));
+	conn_close(c);
 }
+
+#ifdef UV_IDLE_SERVER_COMPAT
+static void on_idle(struct tw_uv_timer *t)
+{
+	struct conn *c = tw_container_of(t, struct conn, idle);
+
+	idle_fired(c, c->deadline);
+}
+
+/* uv_timer_start(), renamed: milliseconds, and a restart pushes it back. */
+static void idle_arm(struct conn *c)
+{
+	c->deadline = tw_uv_now() + srv.idle_ns;
+	tw_uv_timer_start(&c->idle, on_idle, srv.idle_ns / NS_PER_MS, 0);
+}
+#else
+static void on_idle(struct tw_timer *t)
+{
+	idle_fired(tw_container_of(t, struct conn, idle), t->expires);
+}
+
+/* Later than before: tw_mod() only stores the new expiry. */
+static void idle_arm(struct conn *c)
+{
+	tw_mod_range(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns, srv.slack_ns);
+}
+#endif
 
 static void on_alloc(uv_handle_t *hd, size_t size, uv_buf_t *buf)
 {
@@ -127,7 +171,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 		return;
 	/* Later than before: no libuv call. */
 	srv.rearms++;
-	tw_mod_range(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns, srv.slack_ns);
+	idle_arm(c);
 	echo(c, buf->base, (size_t)n);
 }
 
@@ -147,14 +191,18 @@ static void on_connection(uv_stream_t *server, int status)
 		c->next->pprev = &c->next;
 	c->pprev = &srv.conns;
 	srv.conns = c;
+#ifdef UV_IDLE_SERVER_COMPAT
+	tw_uv_timer_init(&srv.timers, &c->idle);
+#else
 	tw_timer_init(&c->idle, on_idle);
+#endif
 	if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
 	    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
 		conn_close(c);
 		return;
 	}
 	srv.accepted++;
-	tw_add_range(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns, srv.slack_ns);
+	idle_arm(c);
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
