@@ -45,7 +45,7 @@ for set in "$@" "$*"; do
 	# libuv's own uv.h uses POSIX types that strict ISO C modes hide: any
 	# C program including it must ask for them.
 	posix=""
-	case " $set " in *uv.h*) posix=-D_POSIX_C_SOURCE=200809L ;; esac
+	case " $set " in *uv.h* | *uv_timer.h*) posix=-D_POSIX_C_SOURCE=200809L ;; esac
 	for std in c99 c11; do
 		"$cc" -std=$std $posix $flags -I "$inc" "$tmp/t.c" ||
 			fail "$cc -std=$std: $set"
