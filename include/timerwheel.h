@@ -37,7 +37,34 @@
  * fires in the next advance, not in the current one. The wheel touches a
  * timer's memory after its callback only if the callback re-armed it.
  *
- * Threads. A wheel belongs to one thread. Nothing here is thread-safe.
+ * Threads. A wheel belongs to one thread, its owner (the thread that runs
+ * its loop); its functions take no lock and none may run on the same wheel
+ * from two threads at once. Other threads arm, re-arm and cancel its timers
+ * only through requests: tw_post_mod() and tw_post_del() queue a struct
+ * tw_request on the wheel, lock-free and without allocating; the owner
+ * applies queued requests, in the order they were posted, at the start of
+ * each tw_advance() (or in tw_drain()), as if it had called tw_mod() or
+ * tw_del() itself then. Everything about a request follows from that rule
+ * (see tw_post_mod()):
+ *
+ * - A request racing the timer's firing takes effect either before the
+ *   advance that fires it (a cancel then prevents the firing; a re-arm
+ *   moves it) or after it (the timer fired, and a re-arm arms it again; a
+ *   cancel finds it idle and returns 0 as its result).
+ * - A cancel posted while the timer's callback runs takes effect after the
+ *   callback has returned: requests are never applied inside callbacks.
+ * - Once a request is done (tw_request_done(), tw_request_wait()), its
+ *   effect holds and the owner no longer touches the request: a timer
+ *   cancelled by a done request, and not re-armed since, never fires and
+ *   may be freed, as after tw_del() on the owner (del_timer_sync()).
+ * - Requests to a destroyed wheel fail with -ESHUTDOWN, and requests still
+ *   queued when it is destroyed are done with result -ESHUTDOWN. Posting
+ *   to a wheel whose memory may have been released is a use after free:
+ *   stop the posting threads before the last of tw_wheel_destroy(),
+ *   tw_uv_close() or tw_uring_detach().
+ *
+ * The owner learns of a request that moves the next expiry earlier through
+ * the wake hook (tw_set_wake()); the backends install their own.
  *
  * Errors. Functions return 0 or a positive count on success and a negative
  * errno on failure, and change nothing when they fail.
@@ -104,6 +131,22 @@ static_assert(sizeof(void *) != 8 || sizeof(struct tw_timer) <= 40,
 #else /* C, and C++98/03, which have no static_assert */
 typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer) <= 40) ? 1 : -1];
 #endif
+
+/**
+ * struct tw_request - a request from another thread to arm, re-arm or cancel
+ *
+ * Provided by the posting thread (embed it in the work item that posts it):
+ * the queue allocates nothing. One request carries one operation at a
+ * time: post it again once it is done. All fields are private.
+ */
+struct tw_request {
+	struct tw_request *tw__next;
+	struct tw_timer *tw__timer;
+	uint64_t tw__expires;
+	int32_t tw__op;
+	int32_t tw__result;
+	uint32_t tw__state; /* 0 new, 1 posted, 2 done; read and written atomically */
+};
 
 /**
  * struct tw_periodic - a timer that repeats every @period ns without drift
@@ -473,6 +516,115 @@ TW_API uint64_t tw_tick(const struct tw_wheel *w);
  * per wheel).
  */
 TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
+
+/**
+ * tw_wake_fn - the wake hook: a request needs the owner's attention
+ * @w:   the wheel
+ * @arg: the argument given to tw_set_wake()
+ *
+ * Called from the posting thread, after the request is queued, when it
+ * re-arms a timer earlier than the owner will next look at the queue (the
+ * time it last gave the notify hook; with no notify hook, always), and by
+ * tw_request_wait(). It must be safe to call from any thread: write to an
+ * eventfd or a pipe, uv_async_send(), pthread_cond_signal(). The owner then
+ * calls tw_advance() or tw_drain().
+ */
+typedef void (*tw_wake_fn)(struct tw_wheel *w, void *arg);
+
+/**
+ * tw_set_wake - install the wake hook for requests from other threads
+ * @w:   the wheel
+ * @fn:  the hook, or NULL to remove it
+ * @arg: passed to the hook
+ *
+ * Owner only, before other threads post. Without a wake hook requests are
+ * still queued and applied, at the owner's next tw_advance() or tw_drain().
+ *
+ * Return: 0, -EINVAL if @w is NULL.
+ */
+TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
+
+/**
+ * tw_post_mod - from any thread, ask the owner to arm or re-arm a timer
+ * @w:       the wheel
+ * @req:     a request, new or done
+ * @t:       an initialised timer, idle or armed on @w
+ * @expires: the new expiry, absolute ns
+ *
+ * Lock-free and allocation-free: @req is queued on @w, and the owner
+ * applies it at the start of its next tw_advance() or tw_drain() as
+ * tw_mod(@w, @t, @expires). Its result is tw_mod()'s. @t and @req must
+ * stay valid until @req is done; @t must not be changed by this thread
+ * meanwhile (the owner's thread may use it). Wakes the owner (tw_wake_fn)
+ * when @expires is earlier than it will otherwise look at the queue.
+ *
+ * Return: 0 when queued, -EINVAL if an argument is NULL, -EBUSY if @req is
+ * posted and not done yet, -ESHUTDOWN if @w was destroyed.
+ */
+TW_API int tw_post_mod(struct tw_wheel *w, struct tw_request *req, struct tw_timer *t, uint64_t expires);
+
+/**
+ * tw_post_del - from any thread, ask the owner to cancel a timer
+ * @w:   the wheel
+ * @req: a request, new or done
+ * @t:   the timer
+ *
+ * As tw_post_mod(), applied as tw_del(@w, @t); the result is tw_del()'s.
+ * Does not wake the owner (a cancel never makes it look earlier);
+ * tw_request_wait() does. When @req is done, @t will not fire unless it is
+ * re-armed, and may be freed.
+ *
+ * Return: as tw_post_mod().
+ */
+TW_API int tw_post_del(struct tw_wheel *w, struct tw_request *req, struct tw_timer *t);
+
+/**
+ * tw_request_done - has the owner applied the request?
+ * @req: the request (NULL gives 0)
+ *
+ * Any thread. After 1, the request's effect is in place, the owner no
+ * longer touches @req (reuse or free it) and tw_request_result() is final.
+ *
+ * Return: 1 if done, 0 if new or still queued.
+ */
+TW_API int tw_request_done(const struct tw_request *req);
+
+/**
+ * tw_request_result - what the applied request returned
+ * @req: a done request
+ *
+ * Return: tw_mod()'s or tw_del()'s return value (1 if the timer was armed,
+ * 0 if idle, -EINVAL if it was not initialised or armed on another wheel),
+ * -ESHUTDOWN if the wheel was destroyed first; -EBUSY if @req is not done,
+ * -EINVAL if @req is NULL.
+ */
+TW_API int tw_request_result(const struct tw_request *req);
+
+/**
+ * tw_request_wait - wait until the owner has applied a request
+ * @w:   the wheel it was posted to
+ * @req: the request
+ *
+ * Wakes the owner, then sleeps in short steps until @req is done: the
+ * waiting counterpart of del_timer_sync(). Never from the owner's thread,
+ * which would wait for itself: the owner calls tw_drain() instead.
+ *
+ * Return: tw_request_result(), -EINVAL if @w or @req is NULL or @req was
+ * never posted.
+ */
+TW_API int tw_request_wait(struct tw_wheel *w, struct tw_request *req);
+
+/**
+ * tw_drain - apply the requests queued by other threads, now
+ * @w: the wheel
+ *
+ * Owner only, outside callbacks. tw_advance() does this first in every
+ * call.
+ *
+ * Return: the number of requests applied, -EINVAL if @w is NULL, -EBUSY
+ * from a callback.
+ */
+TW_API int tw_drain(struct tw_wheel *w);
 
 /**
  * tw_get_stats - read the wheel's counters

@@ -297,6 +297,43 @@ TW_API int tw_set_notify(tw_wheel *w, tw_notify_fn fn, void *arg)
 	return 0;
 }
 
+TW_API int tw_set_wake(tw_wheel *w, tw_wake_fn fn, void *arg)
+{
+	if (!w)
+		return -EINVAL;
+	TW_LIVE(w);
+	__atomic_store_n(&w->wake_arg, fn ? arg : nullptr, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->wake, fn, __ATOMIC_RELEASE);
+	w->publish_horizon(w->notified);
+	return 0;
+}
+
+// Other threads: no debug registry lookup (it is the owner's), only the
+// wheel's atomics (requests.cpp).
+TW_API int tw_post_mod(tw_wheel *w, tw_request *req, tw_timer *t, uint64_t expires)
+{
+	if (!w || !req || !t)
+		return -EINVAL;
+	return w->post(req, 1, t, expires);
+}
+
+TW_API int tw_post_del(tw_wheel *w, tw_request *req, tw_timer *t)
+{
+	if (!w || !req || !t)
+		return -EINVAL;
+	return w->post(req, 2, t, 0);
+}
+
+TW_API int tw_drain(tw_wheel *w)
+{
+	if (!w)
+		return -EINVAL;
+	TW_LIVE(w);
+	if (w->running)
+		return -EBUSY;
+	return w->drain();
+}
+
 TW_API int tw_get_stats(const tw_wheel *w, tw_stats *out)
 {
 	if (!w || !out)

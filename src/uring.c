@@ -31,6 +31,7 @@ enum {
 	KIND_REMOVE = 3,
 	KIND_NOP = 4,
 	KIND_KICK = 5,
+	KIND_WAKE = 6, /* another thread posted a request (tw_post_mod()) */
 	KIND_MASK = 0xff,
 };
 
@@ -167,6 +168,28 @@ static void kick(struct tw_uring *u)
 		u->st.kicks++;
 }
 
+/*
+ * The wake hook, from any thread: a completion posted straight to the
+ * ring's CQ through the register path (IORING_REGISTER_SEND_MSG_RING, the
+ * ringless form of IORING_OP_MSG_RING, kernel 6.13), so the loop's wait
+ * ends and the requests are applied in tw_uring_handle_cqe(). It reads
+ * only what init() set once. On an older kernel it fails quietly and the
+ * requests wait for the wheel's next expiry or the next advance.
+ */
+static void wake(struct tw_wheel *w, void *arg)
+{
+	struct tw_uring *u = arg;
+	struct io_uring_sqe msg;
+
+	(void)w;
+	memset(&msg, 0, sizeof(msg));
+	msg.opcode = IORING_OP_MSG_RING;
+	msg.fd = u->ring->ring_fd;
+	msg.addr = IORING_MSG_DATA;
+	msg.off = u->ud_base | KIND_WAKE;
+	(void)syscall(__NR_io_uring_register, -1, IORING_REGISTER_SEND_MSG_RING, &msg, 1);
+}
+
 static struct io_uring_sqe *take_sqe(struct tw_uring *u)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(u->ring);
@@ -300,6 +323,13 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 		if (u->deferred && !u->busy)
 			arm(u, tw_next_expiry(u->w));
 		break;
+	case KIND_WAKE:
+		/* Applying a request that moves the next expiry earlier re-arms
+		 * the timeout through the hook. Inside the wheel's callbacks it
+		 * waits: the advance's end sees it and arms for now. */
+		if (!u->busy)
+			(void)tw_drain(u->w);
+		break;
 	case KIND_UPDATE:
 		if (cqe->res == -ENOENT || cqe->res == -EALREADY)
 			u->st.stale_updates++;
@@ -327,6 +357,7 @@ static int init(struct tw_uring *u, struct tw_wheel *w, struct io_uring *ring, t
 	r = tw_set_notify(w, fn, u);
 	if (r < 0)
 		return r;
+	(void)tw_set_wake(w, wake, u);
 	if (fn == notify_sqe)
 		arm(u, tw_next_expiry(w));
 	return 0;
@@ -394,6 +425,9 @@ int tw_uring_detach(struct tw_uring *u)
 		return -EINVAL;
 	if (u->busy)
 		return -EBUSY;
+	/* The wake hook first: removing the notify hook may release a
+	 * destroyed wheel. */
+	tw_set_wake(u->w, NULL, NULL);
 	tw_set_notify(u->w, NULL, NULL);
 	disarm(u);
 	free(u);
@@ -553,6 +587,7 @@ int tw_uring_loop_close(struct tw_uring *u)
 		return -EINVAL;
 	if (u->running || u->busy)
 		return -EBUSY;
+	tw_set_wake(u->w, NULL, NULL);
 	tw_set_notify(u->w, NULL, NULL);
 	io_uring_queue_exit(&u->own_ring);
 	free(u);

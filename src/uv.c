@@ -116,6 +116,26 @@ static int tw__uv_notify(struct tw_wheel *w, uint64_t next, void *arg)
 	return tw__uv_arm(h, next);
 }
 
+/* Another thread posted a request that the loop must see before its
+ * timer fires: uv_async_send() is the one libuv call safe from any thread. */
+static void tw__uv_wake(struct tw_wheel *w, void *arg)
+{
+	struct tw_uv *h = arg;
+
+	(void)w;
+	uv_async_send(&h->tw__async);
+}
+
+/* In the loop: apply the requests; any that moves the next expiry earlier
+ * re-arms the uv timer through the notify hook. */
+static void tw__uv_on_async(uv_async_t *async)
+{
+	struct tw_uv *h = tw_container_of(async, struct tw_uv, tw__async);
+
+	if (!(h->tw__state & TW__UV_CLOSING))
+		(void)tw_drain(h->tw__wheel);
+}
+
 static void tw__uv_on_timer(uv_timer_t *timer)
 {
 	struct tw_uv *h = tw__uv_from_timer(timer);
@@ -144,6 +164,14 @@ int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, un
 		tw_wheel_destroy(w);
 		return r;
 	}
+	r = uv_async_init(loop, &h->tw__async, tw__uv_on_async);
+	if (r < 0) {
+		uv_close((uv_handle_t *)&h->tw__timer, NULL);
+		tw_wheel_destroy(w);
+		return r;
+	}
+	/* Requests alone never keep the loop alive: armed timers do. */
+	uv_unref((uv_handle_t *)&h->tw__async);
 	h->tw__wheel = w;
 	h->tw__close_cb = NULL;
 	h->tw__due_ms = 0;
@@ -157,6 +185,7 @@ int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, un
 		uv_unref((uv_handle_t *)&h->tw__timer);
 	/* A fresh wheel has no hook, so this cannot fail. */
 	(void)tw_set_notify(w, tw__uv_notify, h);
+	(void)tw_set_wake(w, tw__uv_wake, h);
 	return 0;
 }
 
@@ -179,10 +208,18 @@ uint64_t tw_uv_now(void)
 
 static void tw__uv_on_close(uv_handle_t *hd)
 {
-	struct tw_uv *h = tw_container_of(hd, struct tw_uv, tw__timer);
+	struct tw_uv *h = tw_container_of(hd, struct tw_uv, tw__async);
 
 	if (h->tw__close_cb != NULL)
 		h->tw__close_cb(h);
+}
+
+/* The timer first, then the async handle, then the program's callback. */
+static void tw__uv_on_timer_closed(uv_handle_t *hd)
+{
+	struct tw_uv *h = tw_container_of(hd, struct tw_uv, tw__timer);
+
+	uv_close((uv_handle_t *)&h->tw__async, tw__uv_on_close);
 }
 
 void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
@@ -199,7 +236,7 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 	tw_wheel_destroy(h->tw__wheel);
 	(void)tw_set_notify(h->tw__wheel, NULL, NULL);
 	h->tw__wheel = NULL;
-	uv_close((uv_handle_t *)&h->tw__timer, tw__uv_on_close);
+	uv_close((uv_handle_t *)&h->tw__timer, tw__uv_on_timer_closed);
 }
 
 int tw_uv_get_stats(const struct tw_uv *h, struct tw_uv_stats *out)

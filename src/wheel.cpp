@@ -92,6 +92,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 		w->slots[i].clear();
 	w->due.init();
 	w->notified = 0; // no hook yet: see set_notify()
+	w->horizon = UINT64_MAX;
 	for (unsigned b = 0; b < 64; b++)
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
 	*out = w;
@@ -131,6 +132,8 @@ void tw_wheel::destroy()
 {
 	idle_all_timers();
 	destroyed = true;
+	__atomic_store_n(&refusing, 1u, __ATOMIC_RELEASE);
+	drain(); // what other threads queued completes with -ESHUTDOWN
 	// The backend hears that the wheel is empty now and stops its OS
 	// timer; from a callback, when the advance ends (see advance()).
 	if (!running)
@@ -139,6 +142,7 @@ void tw_wheel::destroy()
 
 void tw_wheel::release()
 {
+	drain(); // a post that raced the destroy
 	tw::ids::give_back(id);
 	free(this);
 }
@@ -155,6 +159,7 @@ void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 	notify = fn;
 	notify_arg = fn ? arg : nullptr;
 	notified = fn ? next_expiry() : 0;
+	publish_horizon(notified);
 }
 
 // The clock's tick for a time: rounded down, except that UINT64_MAX reaches
@@ -287,6 +292,15 @@ void tw_wheel::notify_now(uint64_t when)
 {
 	if (!notify)
 		return;
+	// Requests that came in without waking us (requests.cpp): let the
+	// backend run the wheel again at once.
+	if (wake) {
+		publish_horizon(when);
+		if (requests_pending()) {
+			when = now_ns;
+			publish_horizon(when);
+		}
+	}
 	notified = when;
 	stats.notifies++;
 	in_hook = true;
@@ -512,6 +526,8 @@ int tw_wheel::advance(uint64_t now)
 		return -EINVAL;
 	if (now < now_ns)
 		return 0;
+	if (requests_pending())
+		drain();
 
 	uint64_t target_tick = tick_of_now(now);
 	if (next_event_tick() <= target_tick)

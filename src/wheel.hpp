@@ -141,6 +141,14 @@ struct tw_wheel {
 	void *notify_arg;
 	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
 
+	// Requests from other threads (requests.cpp). These three are read by
+	// posting threads and accessed only through __atomic builtins.
+	tw_request *requests;     // posted, not applied: a lock-free stack, newest first
+	uint64_t horizon;         // posters wake the owner for expiries before this: `notified`, or 0 without a hook
+	uint32_t refusing;        // destroyed: posts fail with -ESHUTDOWN
+	tw_wake_fn wake;          // set by the owner before others post
+	void *wake_arg;
+
 	tw_stats stats;
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
 
@@ -158,6 +166,10 @@ struct tw_wheel {
 	int del(tw_timer *t);
 	int advance(uint64_t now);
 	uint64_t next_expiry() const;
+	int post(tw_request *req, int op, tw_timer *t, uint64_t expires);
+	int drain();
+	bool requests_pending() const;
+	void publish_horizon(uint64_t when);
 	int check() const;
 	void dump(FILE *out, bool verbose) const;
 

@@ -23,6 +23,14 @@
  *    The program queues its own SQEs from tw_uring_get_sqe() and gets
  *    their CQEs through a callback.
  *
+ * Threads. Other threads arm, re-arm and cancel the wheel's timers with
+ * tw_post_mod() and tw_post_del(); a request that needs the loop sooner
+ * posts a tagged completion straight to the ring's CQ
+ * (IORING_REGISTER_SEND_MSG_RING, kernel 6.13 and later), which ends the
+ * loop's wait, and tw_uring_handle_cqe() applies the requests. On older
+ * kernels requests wait for the wheel's next expiry. Stop those threads
+ * before tw_uring_detach() or tw_uring_loop_close().
+ *
  * user_data. The backend's requests carry user_data values whose top 16
  * bits are TW_URING_UDATA_TAG ("tw"); the rest names the backend and the
  * kind of request. User pointers and small integers never look like that.

@@ -31,7 +31,11 @@
  * return -EINVAL) and the uv timer is stopped, so the loop no longer waits
  * for its timers. The rule is the same for the io_uring backend.
  *
- * A handle belongs to its loop's thread.
+ * A handle belongs to its loop's thread. Other threads arm, re-arm and
+ * cancel its timers with tw_post_mod() and tw_post_del() on tw_uv_wheel():
+ * the backend wakes the loop through a uv_async_t (which does not keep the
+ * loop alive) when a request needs it, and applies the requests in the
+ * loop. Stop those threads before tw_uv_close().
  */
 #ifndef TIMERWHEEL_UV_H
 #define TIMERWHEEL_UV_H
@@ -67,6 +71,7 @@ typedef void (*tw_uv_close_cb)(struct tw_uv *h);
 struct tw_uv {
 	void *data;
 	uv_timer_t tw__timer;
+	uv_async_t tw__async;    /* requests from other threads wake the loop */
 	struct tw_wheel *tw__wheel;
 	tw_uv_close_cb tw__close_cb;
 	uint64_t tw__due_ms;     /* uv_now() at which tw__timer is due */
