@@ -35,7 +35,9 @@
  * cancel its timers with tw_post_mod() and tw_post_del() on tw_uv_wheel():
  * the backend wakes the loop through a uv_async_t (which does not keep the
  * loop alive) when a request needs it, and applies the requests in the
- * loop. Stop those threads before tw_uv_close().
+ * loop. Hand them the wheel pointer itself: tw_uv_wheel(), like every call
+ * on the handle, belongs to the loop's thread. Stop those threads before
+ * tw_uv_close().
  */
 #ifndef TIMERWHEEL_UV_H
 #define TIMERWHEEL_UV_H

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xthread: requests from other threads against a mutex around the wheel.
+ *
+ *   xthread [-s SECONDS] [-t TIMERS]      (default 2 s, 10^5 timers)
+ *
+ * An owner thread runs its loop flat out: read the clock, tw_advance().
+ * Producer threads re-arm random timers of their own to now + 0..30 s, as
+ * workers do when they finish a request and push its timeout. Two designs,
+ * side by side, with 1 and 2 producers:
+ *
+ *   requests  each producer posts tw_post_mod() with one struct tw_request
+ *             per timer, skipping a timer whose last request is not done;
+ *             the owner applies them in its advances; no lock anywhere.
+ *   mutex     one pthread mutex around the wheel; producers lock, tw_mod(),
+ *             unlock; the owner locks around each tw_advance().
+ *
+ * Reported: re-arms per second applied (the sum over producers), the
+ * owner's advances per second, and for the requests the latency from
+ * tw_post_mod() to the owner having applied it (one producer posting,
+ * then polling tw_request_done()), p50 and p99.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <timerwheel.h>
+
+#define SEC 1000000000ull
+
+struct item {
+	struct tw_timer t;
+	struct tw_request req;
+};
+
+static struct {
+	struct tw_wheel *w;
+	pthread_mutex_t lock;
+	bool use_mutex;
+	int stop;           /* atomic */
+	uint64_t advances;  /* owner */
+	uint32_t ntimers;
+	struct item *items;
+} g;
+
+struct producer {
+	pthread_t th;
+	uint32_t first, count;
+	uint64_t rng;
+	uint64_t applied;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void on_fire(struct tw_timer *t)
+{
+	(void)t;
+}
+
+static void *owner(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&g.stop, __ATOMIC_RELAXED)) {
+		uint64_t now = mono_ns();
+
+		if (g.use_mutex)
+			pthread_mutex_lock(&g.lock);
+		tw_advance(g.w, now);
+		if (g.use_mutex)
+			pthread_mutex_unlock(&g.lock);
+		g.advances++;
+	}
+	return NULL;
+}
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+
+	while (!__atomic_load_n(&g.stop, __ATOMIC_RELAXED)) {
+		struct item *it = &g.items[p->first + rnd(&p->rng) % p->count];
+		uint64_t e = mono_ns() + rnd(&p->rng) % (30 * SEC);
+
+		if (g.use_mutex) {
+			pthread_mutex_lock(&g.lock);
+			tw_mod(g.w, &it->t, e);
+			pthread_mutex_unlock(&g.lock);
+			p->applied++;
+		} else if (tw_post_mod(g.w, &it->req, &it->t, e) == 0) {
+			p->applied++; /* counted when posted; all are applied by the end */
+		}
+	}
+	return NULL;
+}
+
+static void setup(void)
+{
+	tw_wheel_create(&g.w, NULL, mono_ns());
+	for (uint32_t i = 0; i < g.ntimers; i++) {
+		memset(&g.items[i].req, 0, sizeof(g.items[i].req));
+		tw_timer_init(&g.items[i].t, on_fire);
+		tw_add(g.w, &g.items[i].t, mono_ns() + (uint64_t)i * 300000 % (30 * SEC));
+	}
+}
+
+static void teardown(void)
+{
+	while (tw_drain(g.w) > 0)
+		;
+	tw_wheel_destroy(g.w);
+}
+
+/* Re-arms per second with @np producers. */
+static double run(bool use_mutex, int np, double seconds, double *adv_rate)
+{
+	struct producer p[2];
+	pthread_t own;
+	uint64_t t0, t1, applied = 0;
+
+	g.use_mutex = use_mutex;
+	g.stop = 0;
+	g.advances = 0;
+	setup();
+	pthread_create(&own, NULL, owner, NULL);
+	for (int i = 0; i < np; i++) {
+		p[i].first = (uint32_t)i * (g.ntimers / (uint32_t)np);
+		p[i].count = g.ntimers / (uint32_t)np;
+		p[i].rng = 42 + (uint64_t)i;
+		p[i].applied = 0;
+		pthread_create(&p[i].th, NULL, produce, &p[i]);
+	}
+	t0 = mono_ns();
+	usleep((useconds_t)(seconds * 1e6));
+	__atomic_store_n(&g.stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < np; i++) {
+		pthread_join(p[i].th, NULL);
+		applied += p[i].applied;
+	}
+	pthread_join(own, NULL);
+	t1 = mono_ns();
+	teardown();
+	*adv_rate = (double)g.advances / ((double)(t1 - t0) / 1e9);
+	return (double)applied / ((double)(t1 - t0) / 1e9);
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One producer: post, poll until done, repeat; the owner loops. */
+static void latency(uint64_t *p50, uint64_t *p99, int n)
+{
+	uint64_t *lat = calloc((size_t)n, sizeof(*lat)), rng = 7;
+	pthread_t own;
+
+	g.use_mutex = false;
+	g.stop = 0;
+	setup();
+	pthread_create(&own, NULL, owner, NULL);
+	for (int k = 0; k < n; k++) {
+		struct item *it = &g.items[rnd(&rng) % g.ntimers];
+		uint64_t t0 = mono_ns();
+
+		if (tw_post_mod(g.w, &it->req, &it->t, t0 + rnd(&rng) % (30 * SEC)) != 0) {
+			k--;
+			continue;
+		}
+		while (!tw_request_done(&it->req))
+			;
+		lat[k] = mono_ns() - t0;
+	}
+	__atomic_store_n(&g.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(own, NULL);
+	teardown();
+	qsort(lat, (size_t)n, sizeof(*lat), cmp64);
+	*p50 = lat[n / 2];
+	*p99 = lat[(size_t)n * 99 / 100];
+	free(lat);
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = 2, r[2][2], adv[2][2];
+	uint64_t p50, p99;
+	int opt;
+
+	g.ntimers = 100000;
+	while ((opt = getopt(argc, argv, "s:t:")) != -1) {
+		if (opt == 's')
+			seconds = strtod(optarg, NULL);
+		else if (opt == 't')
+			g.ntimers = (uint32_t)strtoul(optarg, NULL, 0);
+		else {
+			fprintf(stderr, "usage: xthread [-s SECONDS] [-t TIMERS]\n");
+			return 2;
+		}
+	}
+	if (seconds <= 0 || g.ntimers < 2)
+		return 2;
+	g.items = calloc(g.ntimers, sizeof(*g.items));
+	pthread_mutex_init(&g.lock, NULL);
+	for (int np = 1; np <= 2; np++)
+		for (int m = 0; m < 2; m++)
+			r[np - 1][m] = run(m == 1, np, seconds, &adv[np - 1][m]);
+	latency(&p50, &p99, 100000);
+
+	printf("xthread: re-arms from other threads, %" PRIu32 " timers, %.1f s each, %ld CPUs\n\n", g.ntimers,
+	       seconds, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("  %-12s %22s %22s %8s\n", "producers", "requests (lock-free)", "mutex around wheel", "ratio");
+	for (int np = 1; np <= 2; np++)
+		printf("  %-12d %15.2f M/s %15.2f M/s %7.1fx\n", np, r[np - 1][0] / 1e6, r[np - 1][1] / 1e6,
+		       r[np - 1][1] > 0 ? r[np - 1][0] / r[np - 1][1] : 0);
+	printf("  %-12s %15.2f M/s %15.2f M/s\n", "owner loop, 2", adv[1][0] / 1e6, adv[1][1] / 1e6);
+	printf("\n  request to effect (post to done, one producer): p50 %.2f us, p99 %.2f us\n", (double)p50 / 1e3,
+	       (double)p99 / 1e3);
+	free(g.items);
+	return 0;
+}
