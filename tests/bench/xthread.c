@@ -10,8 +10,10 @@
  * side by side, with 1 and 2 producers:
  *
  *   requests  each producer posts tw_post_mod() with one struct tw_request
- *             per timer, skipping a timer whose last request is not done;
- *             the owner applies them in its advances; no lock anywhere.
+ *             per timer; when that request is not done yet (the owner is
+ *             behind) it yields, as a thread waiting on a mutex would, and
+ *             picks another; the owner applies them in its advances; no
+ *             lock anywhere.
  *   mutex     one pthread mutex around the wheel; producers lock, tw_mod(),
  *             unlock; the owner locks around each tw_advance().
  *
@@ -24,6 +26,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +38,12 @@
 
 #define SEC 1000000000ull
 
+/* The timers live with the owner's connections, the requests with the
+ * producers' work: separate arrays, as in a program, so that a producer
+ * filling a request does not write the cache line of a timer the owner is
+ * working on. */
 struct item {
 	struct tw_timer t;
-	struct tw_request req;
 };
 
 static struct {
@@ -48,6 +54,7 @@ static struct {
 	uint64_t advances;  /* owner */
 	uint32_t ntimers;
 	struct item *items;
+	struct tw_request *reqs;
 } g;
 
 struct producer {
@@ -100,7 +107,8 @@ static void *produce(void *arg)
 	struct producer *p = arg;
 
 	while (!__atomic_load_n(&g.stop, __ATOMIC_RELAXED)) {
-		struct item *it = &g.items[p->first + rnd(&p->rng) % p->count];
+		uint32_t i = p->first + (uint32_t)(rnd(&p->rng) % p->count);
+		struct item *it = &g.items[i];
 		uint64_t e = mono_ns() + rnd(&p->rng) % (30 * SEC);
 
 		if (g.use_mutex) {
@@ -108,8 +116,13 @@ static void *produce(void *arg)
 			tw_mod(g.w, &it->t, e);
 			pthread_mutex_unlock(&g.lock);
 			p->applied++;
-		} else if (tw_post_mod(g.w, &it->req, &it->t, e) == 0) {
-			p->applied++; /* counted when posted; all are applied by the end */
+		} else {
+			int r = tw_post_mod(g.w, &g.reqs[i], &it->t, e);
+
+			if (r == 0)
+				p->applied++; /* counted when posted; all are applied by the end */
+			else if (r == -EBUSY)
+				sched_yield(); /* the owner is behind: let it run, as a mutex would */
 		}
 	}
 	return NULL;
@@ -119,7 +132,7 @@ static void setup(void)
 {
 	tw_wheel_create(&g.w, NULL, mono_ns());
 	for (uint32_t i = 0; i < g.ntimers; i++) {
-		memset(&g.items[i].req, 0, sizeof(g.items[i].req));
+		memset(&g.reqs[i], 0, sizeof(g.reqs[i]));
 		tw_timer_init(&g.items[i].t, on_fire);
 		tw_add(g.w, &g.items[i].t, mono_ns() + (uint64_t)i * 300000 % (30 * SEC));
 	}
@@ -183,14 +196,14 @@ static void latency(uint64_t *p50, uint64_t *p99, int n)
 	setup();
 	pthread_create(&own, NULL, owner, NULL);
 	for (int k = 0; k < n; k++) {
-		struct item *it = &g.items[rnd(&rng) % g.ntimers];
+		uint32_t i = (uint32_t)(rnd(&rng) % g.ntimers);
 		uint64_t t0 = mono_ns();
 
-		if (tw_post_mod(g.w, &it->req, &it->t, t0 + rnd(&rng) % (30 * SEC)) != 0) {
+		if (tw_post_mod(g.w, &g.reqs[i], &g.items[i].t, t0 + rnd(&rng) % (30 * SEC)) != 0) {
 			k--;
 			continue;
 		}
-		while (!tw_request_done(&it->req))
+		while (!tw_request_done(&g.reqs[i]))
 			;
 		lat[k] = mono_ns() - t0;
 	}
@@ -223,6 +236,7 @@ int main(int argc, char **argv)
 	if (seconds <= 0 || g.ntimers < 2)
 		return 2;
 	g.items = calloc(g.ntimers, sizeof(*g.items));
+	g.reqs = calloc(g.ntimers, sizeof(*g.reqs));
 	pthread_mutex_init(&g.lock, NULL);
 	for (int np = 1; np <= 2; np++)
 		for (int m = 0; m < 2; m++)
@@ -239,5 +253,6 @@ int main(int argc, char **argv)
 	printf("\n  request to effect (post to done, one producer): p50 %.2f us, p99 %.2f us\n", (double)p50 / 1e3,
 	       (double)p99 / 1e3);
 	free(g.items);
+	free(g.reqs);
 	return 0;
 }
