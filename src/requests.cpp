@@ -30,11 +30,6 @@ uint32_t state_of(const tw_request *req) { return __atomic_load_n(&req->tw__stat
 
 } // namespace
 
-bool tw_wheel::requests_pending() const
-{
-	return __atomic_load_n(&requests, __ATOMIC_SEQ_CST) != nullptr;
-}
-
 // Any thread.
 int tw_wheel::post(tw_request *req, int op, tw_timer *t, uint64_t expires)
 {
