@@ -58,7 +58,8 @@
  *   cancelled by a done request, and not re-armed since, never fires and
  *   may be freed, as after tw_del() on the owner (del_timer_sync()).
  * - Requests to a destroyed wheel fail with -ESHUTDOWN, and requests still
- *   queued when it is destroyed are done with result -ESHUTDOWN. Posting
+ *   queued when it is destroyed are done with result -ESHUTDOWN (when
+ *   destroyed from a callback, once that callback has returned). Posting
  *   to a wheel whose memory may have been released is a use after free:
  *   stop the posting threads before the last of tw_wheel_destroy(),
  *   tw_uv_close() or tw_uring_detach().
@@ -136,8 +137,10 @@ typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer
  * struct tw_request - a request from another thread to arm, re-arm or cancel
  *
  * Provided by the posting thread (embed it in the work item that posts it):
- * the queue allocates nothing. One request carries one operation at a
- * time: post it again once it is done. All fields are private.
+ * the queue allocates nothing. A new request is zero-filled (memset(), or
+ * `= {0}`). One request carries one operation at a time: post it again
+ * once it is done; a post while it is queued fails with -EBUSY, also when
+ * two threads race to post it. All fields are private.
  */
 struct tw_request {
 	struct tw_request *tw__next;

@@ -35,13 +35,18 @@ int tw_wheel::post(tw_request *req, int op, tw_timer *t, uint64_t expires)
 {
 	if (__atomic_load_n(&refusing, __ATOMIC_ACQUIRE))
 		return -ESHUTDOWN;
-	if (state_of(req) == req_posted)
-		return -EBUSY;
+	// Claimed atomically: of two threads posting one request at once,
+	// one gets -EBUSY rather than both linking it.
+	uint32_t state = state_of(req);
+	do {
+		if (state == req_posted)
+			return -EBUSY;
+	} while (!__atomic_compare_exchange_n(&req->tw__state, &state, req_posted, false, __ATOMIC_ACQUIRE,
+					      __ATOMIC_ACQUIRE));
 	req->tw__timer = t;
 	req->tw__expires = expires;
 	req->tw__op = op;
 	req->tw__result = 0;
-	__atomic_store_n(&req->tw__state, req_posted, __ATOMIC_RELAXED);
 	tw_request *head = __atomic_load_n(&requests, __ATOMIC_RELAXED);
 	do
 		req->tw__next = head;
@@ -56,7 +61,10 @@ int tw_wheel::post(tw_request *req, int op, tw_timer *t, uint64_t expires)
 // queued with -ESHUTDOWN, so that nobody waits for it forever.
 int tw_wheel::drain()
 {
-	tw_request *stack = __atomic_exchange_n(&requests, nullptr, __ATOMIC_ACQUIRE);
+	// Acquire: the requests' fields, written before each push. Release:
+	// a poster whose push comes after this exchange sees all the owner did
+	// before it (tw_wheel_destroy()'s refusal among them).
+	tw_request *stack = __atomic_exchange_n(&requests, nullptr, __ATOMIC_ACQ_REL);
 	tw_request *fifo = nullptr;
 	while (stack) {
 		tw_request *next = stack->tw__next;

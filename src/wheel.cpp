@@ -133,11 +133,14 @@ void tw_wheel::destroy()
 	idle_all_timers();
 	destroyed = true;
 	__atomic_store_n(&refusing, 1u, __ATOMIC_RELEASE);
-	drain(); // what other threads queued completes with -ESHUTDOWN
-	// The backend hears that the wheel is empty now and stops its OS
-	// timer; from a callback, when the advance ends (see advance()).
-	if (!running)
+	// What other threads queued completes with -ESHUTDOWN, and the backend
+	// hears that the wheel is empty now and stops its OS timer. From a
+	// callback, both wait until the advance ends (see advance()): a cancel
+	// of the running timer must not be done before its callback returns.
+	if (!running) {
+		drain();
 		notify_now(UINT64_MAX);
+	}
 }
 
 void tw_wheel::release()
@@ -537,6 +540,7 @@ int tw_wheel::advance(uint64_t now)
 	now_ns = now;
 	int fired = due.first ? run_expired_timers() : 0;
 	if (destroyed) {
+		drain();
 		notify_now(UINT64_MAX);
 		return fired;
 	}

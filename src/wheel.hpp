@@ -130,7 +130,6 @@ struct tw_wheel {
 	bool in_hook;     // the notify hook is being called
 	size_t count;     // armed timers
 
-	tw_request *requests;  // posted by other threads, not applied: a lock-free stack, newest first
 	uint64_t level_mask;   // bit l: level l has an occupied slot
 	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
 	tw::slot *slots;       // levels << slot_bits buckets, level by level
@@ -142,13 +141,19 @@ struct tw_wheel {
 	void *notify_arg;
 	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
 
-	// Requests from other threads (requests.cpp). These three are read by
-	// posting threads and accessed only through __atomic builtins; the
-	// stack's head sits with the clock, which every advance reads anyway.
-	uint64_t horizon;         // posters wake the owner for expiries before this: `notified`, or 0 without a hook
+	// Requests from other threads (requests.cpp): the only fields that
+	// posting threads touch, and only through __atomic builtins. A cache
+	// line of padding on each side keeps them off the lines the owner's
+	// tw_add() and tw_mod() work on, so that a poster's push does not take
+	// those lines away from the owner (calloc() gives no 64-byte alignment
+	// to align them instead).
+	char posters_apart[64];
+	tw_request *requests;     // posted, not applied: a lock-free stack, newest first
+	uint64_t horizon;         // posters wake the owner for expiries before this: `notified`; UINT64_MAX without a hook
 	uint32_t refusing;        // destroyed: posts fail with -ESHUTDOWN
 	tw_wake_fn wake;          // set by the owner before others post
 	void *wake_arg;
+	char owner_apart[64];
 
 	tw_stats stats;
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
