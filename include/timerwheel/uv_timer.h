@@ -94,7 +94,10 @@ TW_API int tw_uv_timer_init(struct tw_uv *uv, struct tw_uv_timer *t);
  * @repeat:  ms between later firings, each counted from the loop's wake-up
  *           that fired the previous one; 0 fires once
  *
- * Deadlines beyond the end of 64-bit time saturate, as libuv's do.
+ * Deadlines past the end of 64-bit nanoseconds (about 584 years of
+ * CLOCK_MONOTONIC) saturate there. libuv saturates at 2^64 ms instead, so
+ * a timeout above about 1.8e13 ms (570 years) is due sooner here than in
+ * libuv, and tw_uv_timer_get_due_in() reports the smaller figure.
  *
  * Return: 0, -EINVAL if @t or @cb is NULL, @t was not initialised, or its
  * backend was closed (tw_uv_close()).

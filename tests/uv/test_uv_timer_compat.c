@@ -49,6 +49,7 @@ struct probe {
 	struct tw_uv_timer t;
 	uint64_t started, fired_at;
 	int calls, stop_after;
+	int active_in_cb; /* tw_uv_timer_is_active() inside the last call */
 };
 
 static void probe_cb(struct tw_uv_timer *t)
@@ -57,6 +58,7 @@ static void probe_cb(struct tw_uv_timer *t)
 
 	p->fired_at = tw_test_mono_ns();
 	p->calls++;
+	p->active_in_cb = tw_uv_timer_is_active(t);
 	if (p->stop_after && p->calls == p->stop_after)
 		assert_int_equal(tw_uv_timer_stop(t), 0);
 }
@@ -76,8 +78,9 @@ static void never_cb(struct tw_uv_timer *t)
 /* libuv "timer": ten one-shot timers 0..450 ms apart, a repeating timer
  * (100 ms) stopped after its fifth call, and one started then stopped.
  * Each one-shot fires once, no sooner than its timeout after its start
- * (libuv checks only the total); the stopped one never; the loop ends by
- * itself once nothing is active, after at least 500 ms. */
+ * (libuv checks only the total), and is no longer active in its callback,
+ * where the repeating one is; the stopped one never fires; the loop ends
+ * by itself once nothing is active, after at least 500 ms. */
 static void test_timer(void **state)
 {
 	struct probe once[10], repeat = { .stop_after = 5 };
@@ -101,9 +104,11 @@ static void test_timer(void **state)
 	for (int i = 0; i < 10; i++) {
 		assert_int_equal(once[i].calls, 1);
 		assert_true(once[i].fired_at >= once[i].started + (uint64_t)i * 50 * MS);
+		assert_false(once[i].active_in_cb);
 		assert_false(tw_uv_timer_is_active(&once[i].t));
 	}
 	assert_int_equal(repeat.calls, 5);
+	assert_true(repeat.active_in_cb);
 	assert_true(repeat.fired_at >= repeat.started + 500 * MS);
 	assert_true(tw_test_mono_ns() - t0 >= 500 * MS);
 }
@@ -167,8 +172,10 @@ static void test_order(void **state)
 }
 
 /* libuv "timer_huge_timeout": timeouts of 2^48 - 1 ms and (uint64_t)-1 ms
- * do not overflow (they saturate at the end of time) and keep the loop
- * running until a short timer stops them. */
+ * do not overflow and keep the loop running until a short timer stops
+ * them. Where it differs: libuv saturates at 2^64 ms, so its first timer
+ * is due in exactly 2^48 - 1 ms; the layer saturates at 2^64 ns, so both
+ * are due then, in about 1.8e13 ms less the time since boot. */
 static struct tw_uv_timer huge1, huge2, tiny;
 
 static void tiny_cb(struct tw_uv_timer *t)
@@ -189,6 +196,10 @@ static void test_huge_timeout(void **state)
 	assert_int_equal(tw_uv_timer_start(&tiny, tiny_cb, 1, 0), 0);
 	assert_int_equal(tw_uv_timer_start(&huge1, never_cb, 0xffffffffffffull, 0), 0);
 	assert_int_equal(tw_uv_timer_start(&huge2, never_cb, (uint64_t)-1, 0), 0);
+	assert_true(tw_uv_timer_get_due_in(&tiny) <= 1);
+	uint64_t end_ms = UINT64_MAX / MS - tw_uv_now() / MS;
+	assert_true(tw_uv_timer_get_due_in(&huge1) <= end_ms + 1 && tw_uv_timer_get_due_in(&huge1) + 1000 >= end_ms);
+	assert_int_equal(tw_uv_timer_get_due_in(&huge1), tw_uv_timer_get_due_in(&huge2));
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_false(tw_uv_timer_is_active(&huge1));
 }
@@ -246,9 +257,8 @@ static void test_run_once(void **state)
 	assert_int_equal(uv_run(&loop, UV_RUN_NOWAIT), 0);
 }
 
-/* libuv "timer_null_callback" (and "timer_is_closing", which has no
- * counterpart: a layer timer is not a handle and never closes): starting
- * without a callback is refused and changes nothing. */
+/* libuv "timer_null_callback": starting without a callback is refused and
+ * changes nothing. */
 static void test_null_callback(void **state)
 {
 	struct tw_uv_timer t;
@@ -307,56 +317,114 @@ static void test_no_double_call(void **state)
 	assert_int_equal(restart_calls, 3);
 }
 
-/* libuv "timer_again" (test-timer-again.c): again on a never-started timer
- * is refused; a repeating timer restarted with again from its callback
- * keeps its period; set_repeat(0) ends the repetition at the next restart;
- * get_repeat reports what set_repeat set. */
-static int again1_calls, again2_calls;
-static struct tw_uv_timer again1, again2;
+/* libuv "timer_again" (test-timer-again.c). again on a never-started timer
+ * is refused. repeat_1 is started as a one-shot (50 ms) and made repeating
+ * by set_repeat(50); every call of it restarts repeat_2 (100 ms, repeating)
+ * with again, so repeat_2 must not fire while repeat_1 runs. After
+ * repeat_1's tenth call (stopped; libuv closes it) repeat_2 fires: once
+ * with repeat 100, where it sets its repeat to 0, which does not take
+ * effect at once (it was re-armed before its callback), and once more,
+ * now inactive. So repeat_2 fires exactly twice, and the whole run takes
+ * at least 700 ms (libuv prints it, expecting about 700). Where it
+ * differs: stop, not uv_close(), ends a timer. */
+static int repeat_1_calls, repeat_2_calls, repeat_2_allowed;
+static struct tw_uv_timer repeat_1, repeat_2;
 
-static void again1_cb(struct tw_uv_timer *t)
+static void repeat_1_cb(struct tw_uv_timer *t)
 {
+	assert_ptr_equal(t, &repeat_1);
 	assert_int_equal(tw_uv_timer_get_repeat(t), 50);
-	again1_calls++;
-	assert_int_equal(tw_uv_timer_again(t), 0); /* restarts it: still 50 ms */
-	if (again1_calls == 10) {
-		tw_uv_timer_stop(t);
-		/* The second timer's repetition ends after its next call. */
-		tw_uv_timer_set_repeat(&again2, 0);
+	repeat_1_calls++;
+	assert_int_equal(tw_uv_timer_again(&repeat_2), 0);
+	if (repeat_1_calls == 10) {
+		assert_int_equal(tw_uv_timer_stop(t), 0);
+		repeat_2_allowed = 1; /* nobody restarts repeat_2 any more */
 	}
 }
 
-static void again2_cb(struct tw_uv_timer *t)
+static void repeat_2_cb(struct tw_uv_timer *t)
 {
-	(void)t;
-	again2_calls++;
+	assert_ptr_equal(t, &repeat_2);
+	assert_true(repeat_2_allowed);
+	repeat_2_calls++;
+	if (tw_uv_timer_get_repeat(t) == 0) {
+		assert_false(tw_uv_timer_is_active(t));
+		return;
+	}
+	assert_int_equal(tw_uv_timer_get_repeat(t), 100);
+	tw_uv_timer_set_repeat(t, 0); /* takes effect after the next call */
 }
 
 static void test_again(void **state)
 {
-	struct tw_uv_timer never;
+	struct tw_uv_timer dummy;
 	uint64_t t0;
 
 	(void)state;
-	again1_calls = again2_calls = 0;
-	assert_int_equal(tw_uv_timer_init(&backend, &never), 0);
-	assert_int_equal(tw_uv_timer_again(&never), -EINVAL);
+	repeat_1_calls = repeat_2_calls = repeat_2_allowed = 0;
+	t0 = tw_test_mono_ns();
+	assert_int_equal(tw_uv_timer_init(&backend, &dummy), 0);
+	assert_int_equal(tw_uv_timer_again(&dummy), -EINVAL); /* UV_EINVAL on Unix */
 	assert_int_equal(tw_uv_timer_again(NULL), -EINVAL);
 
-	assert_int_equal(tw_uv_timer_init(&backend, &again1), 0);
-	assert_int_equal(tw_uv_timer_init(&backend, &again2), 0);
-	tw_uv_timer_set_repeat(&again1, 50);
-	assert_int_equal(tw_uv_timer_get_repeat(&again1), 50);
-	t0 = tw_test_mono_ns();
-	assert_int_equal(tw_uv_timer_start(&again1, again1_cb, 50, 50), 0);
-	assert_int_equal(tw_uv_timer_start(&again2, again2_cb, 100, 100), 0);
+	assert_int_equal(tw_uv_timer_init(&backend, &repeat_1), 0);
+	assert_int_equal(tw_uv_timer_start(&repeat_1, repeat_1_cb, 50, 0), 0);
+	assert_int_equal(tw_uv_timer_get_repeat(&repeat_1), 0);
+	tw_uv_timer_set_repeat(&repeat_1, 50); /* a one-shot made repeating */
+	assert_int_equal(tw_uv_timer_get_repeat(&repeat_1), 50);
+
+	assert_int_equal(tw_uv_timer_init(&backend, &repeat_2), 0);
+	assert_int_equal(tw_uv_timer_start(&repeat_2, repeat_2_cb, 100, 100), 0);
+	assert_int_equal(tw_uv_timer_get_repeat(&repeat_2), 100);
+
 	uv_run(&loop, UV_RUN_DEFAULT);
-	assert_int_equal(again1_calls, 10);
-	/* again2 ran every 100 ms until again1's tenth call (500 ms or later),
-	 * then once more: at least 5 calls, and it stopped by itself. */
-	assert_true(again2_calls >= 5);
-	assert_false(tw_uv_timer_is_active(&again2));
-	assert_true(tw_test_mono_ns() - t0 >= 500 * MS);
+
+	assert_int_equal(repeat_1_calls, 10);
+	assert_int_equal(repeat_2_calls, 2);
+	assert_false(tw_uv_timer_is_active(&repeat_1));
+	assert_false(tw_uv_timer_is_active(&repeat_2));
+	assert_true(tw_test_mono_ns() - t0 >= 700 * MS);
+}
+
+/* libuv "timer_no_run_on_unref": a timer of an unreferenced handle does not
+ * keep the loop running, and uv_run() returns without calling it. Where it
+ * differs: a layer timer cannot be unreferenced alone; its whole backend
+ * can, with TW_UV_WEAK. */
+static void test_no_run_on_unref(void **state)
+{
+	uv_loop_t l;
+	struct tw_uv weak;
+	struct tw_uv_timer t;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&l), 0);
+	assert_int_equal(tw_uv_init(&l, &weak, NULL, TW_UV_WEAK), 0);
+	assert_int_equal(tw_uv_timer_init(&weak, &t), 0);
+	assert_int_equal(tw_uv_timer_start(&t, never_cb, 0, 0), 0);
+	assert_int_equal(uv_run(&l, UV_RUN_DEFAULT), 0);
+	assert_true(tw_uv_timer_is_active(&t)); /* not run */
+	tw_uv_close(&weak, NULL);
+	uv_run(&l, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&l), 0);
+}
+
+/* libuv "timer_is_closing": uv_timer_start() on a closing handle fails with
+ * UV_EINVAL. Here: on a timer whose backend was closed (tw_uv_close()). */
+static void test_is_closing(void **state)
+{
+	uv_loop_t l;
+	struct tw_uv b;
+	struct tw_uv_timer t;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&l), 0);
+	assert_int_equal(tw_uv_init(&l, &b, NULL, 0), 0);
+	assert_int_equal(tw_uv_timer_init(&b, &t), 0);
+	tw_uv_close(&b, NULL);
+	assert_int_equal(tw_uv_timer_start(&t, never_cb, 10, 0), -EINVAL);
+	assert_false(tw_uv_timer_is_active(&t));
+	uv_run(&l, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&l), 0);
 }
 
 /* libuv's uv_timer_get_due_in (test-timer.c checks it after a start): due
@@ -411,6 +479,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_early_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_double_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_again, setup, teardown),
+		cmocka_unit_test(test_no_run_on_unref),
+		cmocka_unit_test(test_is_closing),
 		cmocka_unit_test_setup_teardown(test_due_in, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_in_callback, setup, teardown),
 	};
