@@ -17,10 +17,12 @@
 #include "timerwheel/uring.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +52,13 @@ struct tw_uring {
 	struct __kernel_timespec ts;
 	struct queued q_timeout;
 	struct queued q_update;
+	struct queued q_poll;
+	/* Waking the loop from other threads: a message posted to the CQ, or,
+	 * where the kernel cannot (before 6.13), a write to this eventfd, which
+	 * a poll of ours on the ring watches. -1 in the first case. */
+	int wake_fd;
+	bool polling;      /* our poll on wake_fd was queued, its completion not yet seen */
+	bool poll_wanted;  /* ... and one should be: queued at the next chance */
 	bool inflight; /* a timeout was queued and its completion not yet seen */
 	bool broken;   /* the kernel refused the timeout itself: stop re-arming */
 	bool deferred; /* an SQE was wanted while the program's chain was open */
@@ -172,9 +181,9 @@ static void kick(struct tw_uring *u)
  * The wake hook, from any thread: a completion posted straight to the
  * ring's CQ through the register path (IORING_REGISTER_SEND_MSG_RING, the
  * ringless form of IORING_OP_MSG_RING, kernel 6.13), so the loop's wait
- * ends and the requests are applied in tw_uring_handle_cqe(). It reads
- * only what init() set once. On an older kernel it fails quietly and the
- * requests wait for the wheel's next expiry or the next advance.
+ * ends and the requests are applied in tw_uring_handle_cqe(); on older
+ * kernels a write to the eventfd that our poll watches (see arm_poll()).
+ * It reads only what init() set once.
  */
 static void wake(struct tw_wheel *w, void *arg)
 {
@@ -182,6 +191,13 @@ static void wake(struct tw_wheel *w, void *arg)
 	struct io_uring_sqe msg;
 
 	(void)w;
+	if (u->wake_fd >= 0) {
+		uint64_t one = 1;
+
+		/* EAGAIN only when the counter is full: a wake-up is pending. */
+		(void)!write(u->wake_fd, &one, sizeof(one));
+		return;
+	}
 	memset(&msg, 0, sizeof(msg));
 	msg.opcode = IORING_OP_MSG_RING;
 	msg.fd = u->ring->ring_fd;
@@ -268,6 +284,34 @@ static int arm(struct tw_uring *u, uint64_t next)
 	return 1;
 }
 
+/*
+ * The eventfd fallback: keep one IORING_OP_POLL_ADD (single-shot, so any
+ * kernel with io_uring has it) on wake_fd, queued again after each of its
+ * completions. Held back like the timeout while the program's chain is
+ * open, and queued at the next completion the program hands over.
+ */
+static void arm_poll(struct tw_uring *u)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!u->poll_wanted || u->polling)
+		return;
+	if (chain_open(u)) {
+		u->st.chain_defers++;
+		return;
+	}
+	sqe = take_sqe(u);
+	if (!sqe) {
+		set_error(u, -EBUSY);
+		return;
+	}
+	io_uring_prep_poll_add(sqe, u->wake_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, u->ud_base | KIND_WAKE);
+	remember(u, &u->q_poll, sqe);
+	u->polling = true;
+	u->st.sqes++;
+}
+
 static int notify_sqe(struct tw_wheel *w, uint64_t next, void *arg)
 {
 	(void)w;
@@ -303,6 +347,7 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 		 * open chain held back (by now it has usually been submitted). */
 		if (u->deferred && !u->busy)
 			arm(u, tw_next_expiry(u->w));
+		arm_poll(u);
 		return 0;
 	}
 
@@ -324,6 +369,20 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 			arm(u, tw_next_expiry(u->w));
 		break;
 	case KIND_WAKE:
+		if (u->wake_fd >= 0) {
+			uint64_t count;
+
+			/* Our poll: empty the eventfd before polling it again, so
+			 * that only a later write completes the next poll. */
+			u->polling = false;
+			u->q_poll.live = false;
+			if (cqe->res < 0 && cqe->res != -ECANCELED) {
+				set_error(u, cqe->res);
+				u->poll_wanted = false; /* refused: polling again would spin */
+			}
+			(void)!read(u->wake_fd, &count, sizeof(count));
+			arm_poll(u);
+		}
 		/* Applying a request that moves the next expiry earlier re-arms
 		 * the timeout through the hook. Inside the wheel's callbacks it
 		 * waits: the advance's end sees it and arms for now. */
@@ -342,6 +401,29 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 	return 1;
 }
 
+/*
+ * Can another thread post a completion to this ring without an SQE
+ * (IORING_REGISTER_SEND_MSG_RING, kernel 6.13)? Asked without posting
+ * anything: a message to @not_a_ring, a descriptor that is no ring, gets
+ * -EBADFD from a kernel that has the call, and -EBADF from an older one,
+ * which rejects the ringless register call (fd -1) before reading it.
+ * TIMERWHEEL_URING_WAKE=eventfd in the environment says no, to run the
+ * fallback on any kernel.
+ */
+static bool can_send_msg_ring(int not_a_ring)
+{
+	const char *force = getenv("TIMERWHEEL_URING_WAKE");
+	struct io_uring_sqe msg;
+
+	if (force && strcmp(force, "eventfd") == 0)
+		return false;
+	memset(&msg, 0, sizeof(msg));
+	msg.opcode = IORING_OP_MSG_RING;
+	msg.fd = not_a_ring;
+	msg.addr = IORING_MSG_DATA;
+	return syscall(__NR_io_uring_register, -1, IORING_REGISTER_SEND_MSG_RING, &msg, 1) < 0 && errno == EBADFD;
+}
+
 static int init(struct tw_uring *u, struct tw_wheel *w, struct io_uring *ring, tw_notify_fn fn)
 {
 	int r;
@@ -353,13 +435,24 @@ static int init(struct tw_uring *u, struct tw_wheel *w, struct io_uring *ring, t
 	u->w = w;
 	u->ring = ring;
 	u->armed = UINT64_MAX;
+	u->wake_fd = -1;
 	u->ud_base = TW_URING_UDATA_TAG | ((atomic_fetch_add(&next_id, 1) & 0xffffffffffu) << 8);
 	r = tw_set_notify(w, fn, u);
 	if (r < 0)
 		return r;
+	u->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (u->wake_fd < 0) {
+		set_error(u, -errno); /* no wake-ups: requests wait for the next expiry */
+	} else if (can_send_msg_ring(u->wake_fd)) {
+		close(u->wake_fd);
+		u->wake_fd = -1;
+	} else {
+		u->poll_wanted = true;
+	}
 	(void)tw_set_wake(w, wake, u);
 	if (fn == notify_sqe)
 		arm(u, tw_next_expiry(w));
+	arm_poll(u);
 	return 0;
 }
 
@@ -383,6 +476,29 @@ int tw_uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_uring *
 	return 0;
 }
 
+/*
+ * The poll on wake_fd points at no memory of ours, only at the eventfd,
+ * which it keeps open: a queued one becomes a NOP, one in flight is
+ * removed (its tagged completion may follow), and the descriptor closed.
+ */
+static void disarm_poll(struct tw_uring *u)
+{
+	struct io_uring_sqe *sqe;
+
+	if (u->wake_fd < 0)
+		return;
+	if (still_queued(u, &u->q_poll)) {
+		io_uring_prep_nop(u->q_poll.sqe);
+		io_uring_sqe_set_data64(u->q_poll.sqe, u->ud_base | KIND_NOP);
+	} else if (u->polling && !chain_open(u) && (sqe = take_sqe(u))) {
+		io_uring_prep_poll_remove(sqe, u->ud_base | KIND_WAKE);
+		io_uring_sqe_set_data64(sqe, u->ud_base | KIND_REMOVE);
+		u->st.sqes++;
+	}
+	close(u->wake_fd);
+	u->wake_fd = -1;
+}
+
 /* Leave nothing on the ring that points into @u, which is about to be freed. */
 static void disarm(struct tw_uring *u)
 {
@@ -400,6 +516,7 @@ static void disarm(struct tw_uring *u)
 		io_uring_prep_nop(u->q_update.sqe);
 		io_uring_sqe_set_data64(u->q_update.sqe, u->ud_base | KIND_NOP);
 	}
+	disarm_poll(u);
 	if (!u->inflight)
 		return;
 	if (chain_open(u)) {
@@ -590,6 +707,8 @@ int tw_uring_loop_close(struct tw_uring *u)
 	tw_set_wake(u->w, NULL, NULL);
 	tw_set_notify(u->w, NULL, NULL);
 	io_uring_queue_exit(&u->own_ring);
+	if (u->wake_fd >= 0)
+		close(u->wake_fd);
 	free(u);
 	return 0;
 }

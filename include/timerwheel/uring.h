@@ -28,8 +28,12 @@
  * posts a tagged completion straight to the ring's CQ
  * (IORING_REGISTER_SEND_MSG_RING, kernel 6.13 and later), which ends the
  * loop's wait, and tw_uring_handle_cqe() applies the requests. On older
- * kernels requests wait for the wheel's next expiry. Stop those threads
- * before tw_uring_detach() or tw_uring_loop_close().
+ * kernels the backend opens an eventfd and keeps one IORING_OP_POLL_ADD of
+ * its own on it (an SQE like its timeout, held back while a chain is open,
+ * queued again after each completion); other threads write to it, and its
+ * completion applies the requests. TIMERWHEEL_URING_WAKE=eventfd in the
+ * environment picks that path on any kernel. Stop those threads before
+ * tw_uring_detach() or tw_uring_loop_close(), which close the eventfd.
  *
  * user_data. The backend's requests carry user_data values whose top 16
  * bits are TW_URING_UDATA_TAG ("tw"); the rest names the backend and the
