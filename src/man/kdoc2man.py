@@ -6,7 +6,7 @@
     kdoc2man.py --outdir DIR --version V HEADER...
 
 A page is written for every function declared with TW_API after a /** ...
-*/ comment, and for every documented struct, enum and typedef. The comment
+*/ comment, and for every documented struct, enum, typedef and macro. The comment
 is kernel-doc, as the headers write it:
 
     /**
@@ -53,7 +53,9 @@ def parse(path):
                 if decl.startswith("typedef"):
                     kind = "typedef"
                 elif decl.startswith("#define"):
+                    # The synopsis shows how to call it, not how it is made.
                     kind = "macro"
+                    decl = decl.split("\n")[0].rstrip(" \\")
                 else:
                     continue
             else:
@@ -189,8 +191,6 @@ def main():
     seen = {}
     for h in a.headers:
         for kind, name, summary, params, body, ret, decl in parse(h):
-            if kind == "macro":
-                continue
             page = page_name(kind, name)
             if page in seen:
                 continue
