@@ -78,6 +78,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	}
 
 	w->tick_ns = tick_ns;
+	w->per_tick = tw::divider::by(tick_ns);
 	w->slot_bits = slot_bits;
 	w->slot_mask = (uint64_t{1} << slot_bits) - 1;
 	w->levels = levels;
@@ -169,13 +170,14 @@ void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 // the last tick, so an expiry in the final partial tick is not lost.
 uint64_t tw_wheel::tick_of_now(uint64_t ns) const
 {
-	return ns == UINT64_MAX ? last_tick : ns / tick_ns;
+	return ns == UINT64_MAX ? last_tick : per_tick.quotient(ns);
 }
 
 // An expiry's tick: rounded up, so that firing at the tick is never early.
 uint64_t tw_wheel::tick_of_expiry(uint64_t ns) const
 {
-	return ns / tick_ns + (ns % tick_ns != 0);
+	uint64_t q = per_tick.quotient(ns);
+	return q + (ns - q * tick_ns != 0);
 }
 
 uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
@@ -190,7 +192,7 @@ uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
 // boundary that starts a coarse slot lets the timer fire from that slot.
 unsigned tw_wheel::align_of_slack(uint64_t slack_ns) const
 {
-	uint64_t slack_ticks = slack_ns / tick_ns;
+	uint64_t slack_ticks = per_tick.quotient(slack_ns);
 	return slack_ticks == UINT64_MAX ? 63 : tw::msb64(slack_ticks + 1);
 }
 

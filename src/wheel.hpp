@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "divide.hpp"
 #include "list.hpp"
 #include "timerwheel.h"
 
@@ -116,6 +117,7 @@ struct slot {
 //  count     count is the number of timers on all the lists.
 struct tw_wheel {
 	uint64_t tick_ns;
+	tw::divider per_tick; // n / tick_ns without a divide instruction (divide.hpp)
 	uint64_t now_ns;
 	uint64_t now_tick;
 	uint64_t last_tick; // the tick of now == UINT64_MAX: expiries round up to at most this

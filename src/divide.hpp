@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+//
+// Division of 64-bit times by the wheel's tick, without a divide
+// instruction on the everyday path.
+//
+// Every arm converts its expiry to ticks and every advance converts `now`:
+// a 64-bit division by a number that is fixed when the wheel is created.
+// A divide instruction takes tens of cycles; a division by a constant is a
+// multiplication by its scaled reciprocal and a shift (Granlund and
+// Montgomery, "Division by invariant integers using multiplication", 1994),
+// as compilers do for constants they can see. The reciprocal is computed
+// once, in create(); quotient() is exact for every 64-bit numerator.
+//
+// For a divisor d that is not a power of two, with L = floor(log2 d):
+//
+//   m = floor(2^(64+L) / d) + 1 fits in 64 bits, and when it is close
+//   enough to 2^(64+L) / d (the error term e = d - 2^(64+L) mod d is below
+//   2^L) then n / d = (n * m) >> (64 + L) for every 64-bit n.
+//
+//   Otherwise one more bit of precision is needed: the multiplier is
+//   2^64 + m' with m' = floor(2^(65+L) / d) + 1 - 2^64, and the shift
+//   65 + L. The 65-bit product is formed without overflow as
+//   q = (n * m') >> 64, then ((n - q) / 2 + q) >> L.
+//
+// A power of two is a shift. tests/test_divide.cpp checks quotient()
+// against the divide instruction on the edges and on random numbers.
+#ifndef TW_DIVIDE_HPP
+#define TW_DIVIDE_HPP
+
+#include <stdint.h>
+
+namespace tw {
+
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 u128; // GCC and Clang on 64-bit targets
+#endif
+
+// Built by divider::by(d) (create() does it once); plain data, as the
+// wheel that holds it is.
+struct divider {
+	enum kind : uint8_t { pow2, mul, mul_add, div };
+	uint64_t magic; // the divisor itself for `div`
+	uint8_t shift;
+	kind how;
+
+	static divider by(uint64_t d)
+	{
+		unsigned log2 = 63u - static_cast<unsigned>(__builtin_clzll(d));
+		divider v = { d, static_cast<uint8_t>(log2), pow2 };
+		if ((d & (d - 1)) == 0)
+			return v;
+#ifndef __SIZEOF_INT128__
+		v.how = div; // no 128-bit product: the divide instruction
+		return v;
+#else
+		// 2^(64+L) / d: the high word 2^L, the low word 0.
+		u128 num = static_cast<u128>(uint64_t{1} << log2) << 64;
+		uint64_t m = static_cast<uint64_t>(num / d);
+		uint64_t rem = static_cast<uint64_t>(num % d);
+		if (d - rem < (uint64_t{1} << log2)) {
+			v.how = mul;
+			v.magic = m + 1;
+			return v;
+		}
+		// Twice the quotient and remainder: 2^(65+L) / d, less 2^64.
+		uint64_t twice_rem = rem + rem;
+		m += m;
+		if (twice_rem >= d || twice_rem < rem)
+			m += 1;
+		v.how = mul_add;
+		v.magic = m + 1;
+		return v;
+#endif
+	}
+
+	uint64_t quotient(uint64_t n) const
+	{
+		if (how == pow2)
+			return n >> shift;
+#ifndef __SIZEOF_INT128__
+		return n / magic;
+#else
+		uint64_t q = static_cast<uint64_t>((static_cast<u128>(n) * magic) >> 64);
+		if (how == mul)
+			return q >> shift;
+		return (((n - q) >> 1) + q) >> shift;
+#endif
+	}
+};
+
+} // namespace tw
+
+#endif
