@@ -51,8 +51,8 @@ struct producer {
 	int id;
 	uint64_t rng;
 	struct rtimer timers[TIMERS_PER_PRODUCER];
-	uint64_t posts, refused, waits, mods, dels;
-	uint64_t quiet_cancels; /* done cancels checked after the clock passed every expiry they had */
+	uint64_t posts, refused, waits, mods, dels; /* posts: atomic, the owner watches it */
+	uint64_t quiet_cancels; /* atomic: done cancels checked after the clock passed every expiry they had */
 	int failures;
 	const char *why;
 };
@@ -146,7 +146,7 @@ static void *produce(void *arg)
 			if (__atomic_load_n(&owner_now, __ATOMIC_ACQUIRE) <= r->last_expires + 2 * TICK)
 				continue;
 			r->quiet = 0;
-			p->quiet_cancels++;
+			__atomic_store_n(&p->quiet_cancels, p->quiet_cancels + 1, __ATOMIC_RELAXED);
 		}
 		if (x % 3 == 0) {
 			rc = tw_post_del(wheel, &r->req, &r->t);
@@ -169,7 +169,7 @@ static void *produce(void *arg)
 		}
 		if (rc != 0)
 			fail_in(p, "a post failed");
-		p->posts++;
+		__atomic_store_n(&p->posts, p->posts + 1, __ATOMIC_RELAXED);
 		if (x % 16 == 0)
 			sched_yield();
 	}
@@ -193,6 +193,20 @@ static int hold_hook(struct tw_wheel *w, uint64_t next, void *arg)
 
 static double run_seconds = 2;
 static int nproducers = 3;
+
+/* Has the race done enough to judge it: requests posted, and done cancels
+ * watched past their expiries? A loaded machine, or valgrind running one
+ * thread at a time, can leave the producers idle for a whole second. */
+static bool race_has_run(struct producer *prod)
+{
+	uint64_t posts = 0, quiet = 0;
+
+	for (int i = 0; i < nproducers; i++) {
+		posts += __atomic_load_n(&prod[i].posts, __ATOMIC_RELAXED);
+		quiet += __atomic_load_n(&prod[i].quiet_cancels, __ATOMIC_RELAXED);
+	}
+	return posts >= 100 && quiet > 0;
+}
 
 static void test_requests_race(void **state)
 {
@@ -223,9 +237,10 @@ static void test_requests_race(void **state)
 	for (int i = 0; i < nproducers; i++)
 		assert_int_equal(pthread_create(&prod[i].thread, NULL, produce, &prod[i]), 0);
 
-	/* Race: requests against firings against cancels. */
+	/* Race: requests against firings against cancels, for the time asked
+	 * and until it has done something (at most a minute). */
 	t0 = seconds();
-	while (seconds() - t0 < run_seconds * 0.8) {
+	while (seconds() - t0 < run_seconds * 0.8 || (!race_has_run(prod) && seconds() - t0 < 60)) {
 		uint64_t x = test_rand(&seed);
 		now += (x % 3) * TICK + x % TICK;
 		__atomic_store_n(&owner_now, now, __ATOMIC_RELAXED);
@@ -239,7 +254,7 @@ static void test_requests_race(void **state)
 	 * done only when the wheel is released, after the join. */
 	__atomic_store_n(&destroyed_phase, 1, __ATOMIC_RELEASE);
 	tw_wheel_destroy(wheel);
-	while (seconds() - t0 < run_seconds)
+	for (double t1 = seconds(); seconds() - t1 < run_seconds * 0.2;)
 		sched_yield();
 	__atomic_store_n(&stop_posting, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < nproducers; i++)
