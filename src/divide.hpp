@@ -38,8 +38,8 @@ __extension__ typedef unsigned __int128 u128; // GCC and Clang on 64-bit targets
 // Built by divider::by(d) (create() does it once); plain data, as the
 // wheel that holds it is.
 struct divider {
-	enum kind : uint8_t { pow2, mul, mul_add, div };
-	uint64_t magic; // the divisor itself for `div`
+	enum kind : uint8_t { pow2, mul, mul_add, div_insn };
+	uint64_t magic; // the divisor itself for div_insn
 	uint8_t shift;
 	kind how;
 
@@ -50,7 +50,7 @@ struct divider {
 		if ((d & (d - 1)) == 0)
 			return v;
 #ifndef __SIZEOF_INT128__
-		v.how = div; // no 128-bit product: the divide instruction
+		v.how = div_insn; // no 128-bit product: the divide instruction
 		return v;
 #else
 		// 2^(64+L) / d: the high word 2^L, the low word 0.

@@ -287,19 +287,15 @@ static int arm(struct tw_uring *u, uint64_t next)
 /*
  * The eventfd fallback: keep one IORING_OP_POLL_ADD (single-shot, so any
  * kernel with io_uring has it) on wake_fd, queued again after each of its
- * completions. Held back like the timeout while the program's chain is
- * open, and queued at the next completion the program hands over.
+ * completions. While the program's chain is open it waits, as the timeout
+ * does, and every completion handed to tw_uring_handle_cqe() tries again.
  */
 static void arm_poll(struct tw_uring *u)
 {
 	struct io_uring_sqe *sqe;
 
-	if (!u->poll_wanted || u->polling)
+	if (!u->poll_wanted || u->polling || chain_open(u))
 		return;
-	if (chain_open(u)) {
-		u->st.chain_defers++;
-		return;
-	}
 	sqe = take_sqe(u);
 	if (!sqe) {
 		set_error(u, -EBUSY);
@@ -381,7 +377,6 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 				u->poll_wanted = false; /* refused: polling again would spin */
 			}
 			(void)!read(u->wake_fd, &count, sizeof(count));
-			arm_poll(u);
 		}
 		/* Applying a request that moves the next expiry earlier re-arms
 		 * the timeout through the hook. Inside the wheel's callbacks it
@@ -398,6 +393,7 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 	default:
 		break;
 	}
+	arm_poll(u); /* after our poll's own completion, or one held back */
 	return 1;
 }
 

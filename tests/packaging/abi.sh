@@ -69,8 +69,13 @@ done
 
 so=$(ls -d "$build"/src/libtimerwheel.so.*.*.* 2>/dev/null | grep -v '\.p$' | head -n 1)
 if [ -n "$so" ]; then
-	sed "s/\(<class-decl name='tw_request' size-in-bits='\)\([0-9]*\)'/\1\2X'/" "$root/src/abi/libtimerwheel.abi" |
-		awk '{ if (match($0, /size-in-bits=.[0-9]+X/)) { n = substr($0, RSTART + 14, RLENGTH - 15); sub(/size-in-bits=.[0-9]+X/, "size-in-bits='"'"'" (n - 64)) } print }' \
+	awk -v q="'" '
+		index($0, "<class-decl name=" q "tw_request" q " size-in-bits=" q) {
+			match($0, /size-in-bits=.[0-9]+/)
+			bits = substr($0, RSTART + 14, RLENGTH - 14)
+			sub(/size-in-bits=.[0-9]+/, "size-in-bits=" q (bits - 64))
+		}
+		{ print }' "$root/src/abi/libtimerwheel.abi" \
 		>"$tmp/canary.abi"
 	if cmp -s "$tmp/canary.abi" "$root/src/abi/libtimerwheel.abi"; then
 		echo "FAIL: abi canary: no struct tw_request in the core's baseline to alter"
