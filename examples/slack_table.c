@@ -6,8 +6,10 @@
  * tick, 64 slots per level), advances the clock one tick at a time until it
  * fires, and prints the level of the slot it fired from and how many times
  * it was placed in a slot (tw_stats.placed): a window that holds the start
- * of a coarse slot spares the timer every finer level. The second column is
- * the boundary the wheel rounds the expiry up to.
+ * of a coarse slot spares the timer every finer level. The timer is alone,
+ * so it fires at the tick the wheel picked in its window, the coarsest one;
+ * the second column is the power of two that every window of that slack
+ * holds a multiple of, so that tick is a multiple of it at least.
  */
 #include <stdio.h>
 
@@ -65,7 +67,7 @@ int main(void)
 	const int ns = sizeof(slacks) / sizeof(slacks[0]), nd = sizeof(dists) / sizeof(dists[0]);
 
 	printf("Where a timer fires from: level L / placements, 1 ms tick, 64 slots per level\n\n");
-	printf("%-8s %-12s", "slack", "rounds to");
+	printf("%-8s %-12s", "slack", "multiple of");
 	for (int d = 0; d < nd; d++)
 		printf(" %12s", dists[d].name);
 	printf("\n");

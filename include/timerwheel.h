@@ -15,20 +15,28 @@
  *
  * Slack. A timer may be armed with a window instead of an instant
  * (tw_add_range(), tw_mod_range(), or the wheel's default slack in struct
- * tw_config). With slack S it never fires before E, and fires at the
- * latest in the first tw_advance() whose `now` reaches E + S rounded up to
- * a whole tick (saturating). The wheel picks the firing tick: the first
- * multiple of 2^a ticks at or after E's tick, with 2^a the largest power of
- * two no greater than S / tick + 1 (the last tick if that multiple lies
- * past it). The timer fires in the first advance that reaches that tick,
- * or in an earlier one after E in which its slot comes due. Timers whose
- * windows share a boundary fire in one wake-up, and a timer whose boundary
- * is a coarse slot's start fires from that slot without cascading further.
- * Slack 0 is the exact rule above.
+ * tw_config): with slack S its window is [E, E + S]. It never fires before
+ * E, and fires at the latest in the first tw_advance() whose `now` reaches
+ * E + S rounded up to a whole tick (saturating). The wheel picks the tick
+ * it fires at: the coarsest of the window, the multiple of the largest
+ * power of two among the ticks from E's tick to E's tick + S / tick
+ * (rounded down), no later than the last tick. tw_next_expiry() reports
+ * that tick, so a loop that sleeps until then is woken for the timer
+ * there. Timers whose windows overlap mostly pick the same tick and share
+ * one wake-up, and a timer whose tick starts a coarse slot fires from that
+ * slot without cascading further. A wake-up, an advance whose `now`
+ * reaches tw_next_expiry() (for whatever timer), also fires every timer
+ * whose window has opened, whose E rounded up to a tick it reaches; an
+ * advance short of tw_next_expiry() fires a timer with slack only once its
+ * tick has come. A periodic timer keeps one rule for all its re-arms: it
+ * fires at E's tick rounded up to a multiple of 2^a ticks, 2^a the largest
+ * power of two no greater than S / tick + 1 (the last tick if that
+ * multiple lies past it). Slack 0 is the exact rule above.
  *
  * Order. Timers that fire in one advance fire in the order of their ticks
- * (for a timer with slack: the tick it fired at, inside its window);
- * within one tick the order is unspecified. Timers that were armed already
+ * (for a timer with slack, a tick inside its window: those whose tick the
+ * advance reached, then those whose window a wake-up found open); within
+ * one tick the order is unspecified. Timers that were armed already
  * expired fire first, in the order they were armed.
  *
  * Callbacks. Inside a callback a program may cancel or re-arm any timer,
@@ -365,8 +373,10 @@ TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * Moving an armed timer later only stores the new expiry: the timer stays
  * in its bucket, which comes due first and places it again then. So the
  * common re-arm, a timeout pushed forward on each event, touches no other
- * timer's memory. The timer gets the wheel's default slack, as with
- * tw_add(); tw_mod_range() gives its own.
+ * timer's memory. (A timer with slack stays only while the tick picked in
+ * its new window lies in the same bucket, and moves otherwise.) The timer
+ * gets the wheel's default slack, as with tw_add(); tw_mod_range() gives
+ * its own.
  *
  * Return: 1 if @t was armed before, 0 if it was idle, -EINVAL if @w or @t
  * is NULL, @t was not initialised, @t is armed on another wheel, or @w was
@@ -381,11 +391,11 @@ TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * @expires: the start of the window, absolute ns: never earlier
  * @slack:   the window's length in ns; 0 is exact, as tw_add()
  *
- * The timer fires in an advance whose `now` lies in
- * [@expires, @expires + @slack rounded up to a tick] (see "Slack" at the top
- * of this header), and a backend sleeps until the tick the wheel chose in
- * that window, which many timers share. The window is kept for a periodic
- * timer's re-arms. Like Linux's hrtimer_start_range_ns() and libdispatch's
+ * The timer fires in [@expires, @expires + @slack rounded up to a tick]:
+ * at the tick the wheel picks in that window, the coarsest one, which many
+ * timers share and until which a backend sleeps, or earlier in any
+ * wake-up after @expires (see "Slack" at the top of this header). The
+ * window is kept for a periodic timer's re-arms. Like Linux's hrtimer_start_range_ns() and libdispatch's
  * leeway: pass what the program can tolerate, e.g. a second on a 30 s idle
  * timeout. O(1).
  *
@@ -400,8 +410,9 @@ TW_API int tw_add_range(struct tw_wheel *w, struct tw_timer *t, uint64_t expires
  * @expires: the start of the window, absolute ns
  * @slack:   the window's length in ns; 0 is exact, as tw_mod()
  *
- * As tw_mod(), with the window of tw_add_range(): a re-arm later with the
- * same slack only stores the new expiry.
+ * As tw_mod(), with the window of tw_add_range(): a re-arm whose new tick
+ * (the coarsest of the new window) lies in the timer's bucket only stores
+ * the new expiry and window; any other moves the timer, still O(1).
  *
  * Return: as tw_mod().
  */
@@ -467,13 +478,15 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  * tw_next_expiry - when the wheel next has work
  * @w: the wheel
  *
- * The earliest moment a timer can fire: the first non-empty bucket of the
- * lowest non-empty level (through occupancy bitmaps, O(1)), no earlier than
- * the lower bound that bucket keeps on its timers' ticks. Never later than
- * the earliest timer's firing time; exactly that time unless a timer left
- * that bucket since it was armed (cancelled, or re-armed to any other time:
- * the bound is not raised when a timer leaves); tw_now() if a timer is
- * already due.
+ * The moment to wake for the earliest firing tick: a timer's expiry, or
+ * for a timer with slack the tick the wheel picked in its window (see
+ * "Slack": the advance that reaches it also fires every timer whose window
+ * has opened). Found in the first non-empty bucket of the lowest non-empty
+ * level (through occupancy bitmaps, O(1)), no earlier than the lower bound
+ * that bucket keeps on its timers' ticks. Never later than the earliest
+ * firing tick; exactly that unless a timer left that bucket since it was
+ * armed (cancelled, or re-armed to any other time: the bound is not raised
+ * when a timer leaves); tw_now() if a timer is already due.
  * Cascades happen inside the advance that reaches this moment, so a loop
  * that sleeps until it wakes only to fire timers (wake-ups without work
  * come only from cancellations and re-arms, at most one per bucket left

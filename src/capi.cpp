@@ -173,8 +173,8 @@ TW_API int tw_periodic_init(tw_periodic *p, void (*fn)(tw_timer *t), uint64_t pe
 	return 0;
 }
 
-// tw_add() and tw_add_range(): the window is the wheel's default or
-// align_of_slack() of the caller's.
+// tw_add() and tw_add_range(): the window is the wheel's default or the
+// caller's, in whole ticks (rounded down, so never late).
 static inline int add_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_t *slack, const char *fn)
 {
 	if (!w)
@@ -186,7 +186,7 @@ static inline int add_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const 
 	if (t->tw__where != tw::where_idle && t->tw__owner != w->id)
 		TW_WARN_IN(fn, "timer %p is armed on another wheel", (const void *)t);
 #endif
-	return w->add(t, expires, slack ? w->align_of_slack(*slack) : w->default_align);
+	return w->add(t, expires, slack ? w->slack_ticks(*slack) : w->default_slack);
 }
 
 static inline int mod_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_t *slack, const char *fn)
@@ -197,7 +197,7 @@ static inline int mod_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const 
 	if (!timer_usable(t, fn))
 		return -EINVAL;
 	TW_CHECK_LINKS_IN(w, t, fn);
-	return w->mod(t, expires, slack ? w->align_of_slack(*slack) : w->default_align);
+	return w->mod(t, expires, slack ? w->slack_ticks(*slack) : w->default_slack);
 }
 
 TW_API int tw_add(tw_wheel *w, tw_timer *t, uint64_t expires)

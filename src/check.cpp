@@ -67,7 +67,7 @@ int check_due_list(const tw_wheel *w, size_t *count)
 	return 0;
 }
 
-// bitmaps, bound, links and stay, for one slot.
+// bitmaps, bound, links, stay, open and window, for one slot.
 int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 {
 	size_t index = w->index_of(level, slot);
@@ -76,9 +76,9 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 	if (bit == s.empty())
 		return broken("bitmaps: level %u slot %u: bitmap says %s, lists say %s", level, slot,
 			      bit ? "occupied" : "empty", bit ? "empty" : "occupied");
-	if (s.empty() && s.min_tick != UINT64_MAX)
-		return broken("bound: level %u slot %u is empty, but its lower bound is tick %llu", level, slot,
-			      (unsigned long long)s.min_tick);
+	if (s.empty() && (s.min_tick != UINT64_MAX || s.min_open != UINT64_MAX))
+		return broken("bound: level %u slot %u is empty, but its lower bounds are ticks %llu and %llu", level,
+			      slot, (unsigned long long)s.min_tick, (unsigned long long)s.min_open);
 	uint64_t start = w->slot_start(index);
 	for (unsigned lane = 0; lane < tw::lanes; lane++) {
 		tw_timer *const *pprev = &s.lane[lane];
@@ -88,7 +88,21 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 			if (!tw_wheel::in_slot(t) || tw_wheel::index_of(t) != index)
 				return broken("links: timer %p in level %u slot %u has where=%u", (const void *)t,
 					      level, slot, t->tw__where);
-			uint64_t exp_tick = w->fire_tick(w->tick_of_expiry(t->expires), tw::align_of(t));
+			uint64_t open = w->tick_of_expiry(t->expires);
+			unsigned align = tw::align_of(t);
+			uint64_t exp_tick = w->fire_tick(open, align);
+			if (open < s.min_open)
+				return broken("bound: timer %p (expiry tick %llu) is earlier than its slot's bound on "
+					      "expiries %llu: its window would open unseen",
+					      (const void *)t, (unsigned long long)open, (unsigned long long)s.min_open);
+			if (open <= w->woke_tick)
+				return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick "
+					      "%llu: its window opened and it did not fire",
+					      (const void *)t, (unsigned long long)open, (unsigned long long)w->woke_tick);
+			if (align && (align > w->widest || w->calc_wheel_index(exp_tick) != index))
+				return broken("window: timer %p (tick %llu, alignment %u, widest %u) is in level %u slot "
+					      "%u, not in the slot of its tick",
+					      (const void *)t, (unsigned long long)exp_tick, align, w->widest, level, slot);
 			if (exp_tick < s.min_tick)
 				return broken("bound: timer %p (tick %llu) is earlier than its slot's lower bound %llu: "
 					      "a backend would sleep past it",

@@ -85,7 +85,7 @@ int tw_wheel::drain()
 		else if (t->tw__magic != tw::timer_magic || !t->fn)
 			r = -EINVAL;
 		else
-			r = mod(t, req->tw__expires, default_align);
+			r = mod(t, req->tw__expires, default_slack);
 		req->tw__result = r;
 		__atomic_store_n(&req->tw__state, req_done, __ATOMIC_RELEASE);
 		applied++;

@@ -86,7 +86,8 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->last_whole_tick = UINT64_MAX / tick_ns;
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
-	w->default_align = w->align_of_slack(slack_ns);
+	w->woke_tick = w->now_tick;
+	w->default_slack = w->slack_ticks(slack_ns);
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
 	for (size_t i = 0; i < nslots; i++)
@@ -120,6 +121,7 @@ void tw_wheel::idle_all_timers()
 	for (unsigned level = 0; level < levels; level++)
 		occupied[level] = 0;
 	level_mask = 0;
+	widest = 0;
 	count = 0;
 }
 
@@ -185,17 +187,30 @@ uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
 	return tick > last_whole_tick ? UINT64_MAX : tick * tick_ns;
 }
 
-// A window of slack_ns after the expiry holds every multiple of 2^a ticks
-// that the expiry's tick rounds up to, for the largest a with
-// 2^a - 1 <= slack_ns / tick_ns. Rounding down the slack never makes a
-// timer late; a power of two makes many timers share a boundary, and a
-// boundary that starts a coarse slot lets the timer fire from that slot.
-unsigned tw_wheel::align_of_slack(uint64_t slack_ns) const
+// The alignment of a timer's firing tick (see fire_tick()), for an expiry
+// tick after the clock and a window of `slack` ticks after it.
+//
+// A one-shot timer fires at the coarsest tick of its window, the one with
+// the most trailing zero bits: take the most significant bit in which
+// exp_tick - 1 and the window's last tick differ, and clear the last tick's
+// bits below it. That tick starts the coarsest slot inside the window, so
+// the timer skips every finer level on its way down, and timers whose
+// windows overlap mostly pick the same tick and share a wake-up. Its
+// alignment alone gives it back from the expiry: no smaller multiple of
+// 2^align lies in the window, or two would, and one of them would be a
+// coarser tick. So a cascade needs no slack to place the timer again.
+//
+// A periodic timer keeps that alignment for every re-arm, so it takes one
+// that fits any window of its length: the largest a with 2^a - 1 <= slack.
+unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t slack) const
 {
-	uint64_t slack_ticks = per_tick.quotient(slack_ns);
-	return slack_ticks == UINT64_MAX ? 63 : tw::msb64(slack_ticks + 1);
+	if (!slack)
+		return 0;
+	if (tw::is_periodic(t))
+		return slack == UINT64_MAX ? 63 : tw::msb64(slack + 1);
+	uint64_t last = slack >= last_tick - exp_tick ? last_tick : exp_tick + slack;
+	return tw::msb64((exp_tick - 1) ^ last);
 }
-
 
 // The bucket for a tick after the clock: the level of the first digit
 // where the tick differs from the clock, and that level's digit of the
@@ -246,31 +261,47 @@ uint64_t tw_wheel::next_expiry() const
 
 // Put a timer whose firing tick lies after the clock into slot `index`,
 // which calc_wheel_index() gave for that tick.
-TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t exp_tick)
+TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick)
 {
 	unsigned level = level_of(index);
-	slots[index].push(t, next_lane++, exp_tick);
+	slots[index].push(t, next_lane++, tick, exp_tick);
 	t->tw__where = where_of(index);
 	stats.placed++;
 	occupied[level] |= uint64_t{1} << slot_of(index);
 	level_mask |= uint64_t{1} << level;
 }
 
-// Arm an idle timer for the window of 2^align ticks (see fire_tick()).
-TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, unsigned align)
+// Arm an idle timer for a window of `slack` ticks after its expiry's tick.
+TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	t->expires = expires;
-	tw::set_align(t, align);
 	t->tw__owner = id;
 	count++;
 	stats.armed++;
 	if (expires <= now_ns) {
+		// Due now. A periodic timer keeps its alignment for its re-arms.
+		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
 		due.append(t);
 		t->tw__where = tw::where_due;
 		return;
 	}
-	uint64_t tick = fire_tick(tick_of_expiry(expires), align);
-	enqueue(t, calc_wheel_index(tick), tick);
+	uint64_t exp_tick = tick_of_expiry(expires);
+	unsigned align = window_align(t, exp_tick, slack);
+	tw::set_align(t, align);
+	if (align > widest)
+		widest = align;
+	uint64_t tick = fire_tick(exp_tick, align);
+	enqueue(t, calc_wheel_index(tick), tick, exp_tick);
+}
+
+// The last timer left slot `index`.
+inline void tw_wheel::emptied(size_t index)
+{
+	slots[index].min_tick = slots[index].min_open = UINT64_MAX;
+	unsigned level = level_of(index);
+	occupied[level] &= ~(uint64_t{1} << slot_of(index));
+	if (!occupied[level])
+		level_mask &= ~(uint64_t{1} << level);
 }
 
 void tw_wheel::unlink(tw_timer *t)
@@ -280,13 +311,8 @@ void tw_wheel::unlink(tw_timer *t)
 	} else {
 		size_t index = index_of(t);
 		tw::hlist_del(t);
-		if (slots[index].empty()) {
-			slots[index].min_tick = UINT64_MAX;
-			unsigned level = level_of(index);
-			occupied[level] &= ~(uint64_t{1} << slot_of(index));
-			if (!occupied[level])
-				level_mask &= ~(uint64_t{1} << level);
-		}
+		if (slots[index].empty())
+			emptied(index);
 	}
 	t->tw__where = tw::where_idle;
 	t->tw__owner = 0;
@@ -331,60 +357,65 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
 		notify_now(next);
 }
 
-int tw_wheel::add(tw_timer *t, uint64_t expires, unsigned align)
+int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (t->tw__where != tw::where_idle)
 		return -EBUSY;
 	if (destroyed)
 		return -EINVAL;
 	bool was_empty = count == 0;
-	arm(t, expires, align);
+	arm(t, expires, slack);
 	notify_armed(expires, was_empty);
 	return 0;
 }
 
-int tw_wheel::mod(tw_timer *t, uint64_t expires, unsigned align)
+int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (destroyed)
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
 		bool was_empty = count == 0;
-		arm(t, expires, align);
+		arm(t, expires, slack);
 		notify_armed(expires, was_empty);
 		return 0;
 	}
 	if (t->tw__owner != id)
 		return -EINVAL;
 
-	// The stay rule (wheel.hpp): a timer may stay in any slot that comes
-	// due no later than its new firing tick, and then the slot places it
+	// The stay rule (wheel.hpp): an exact timer may stay in any slot that
+	// comes due no later than its new tick, and then the slot places it
 	// again. So the common re-arm, a connection timeout pushed later on
 	// every read, only stores the new expiry (the first test: the old
-	// firing tick was served, and a later expiry with the same window
-	// never fires earlier) and touches no neighbour in the lists,
-	// which at scale are cache misses. An expiry at or before now is due
-	// in the next advance, which a slot a tick away would not serve.
+	// tick was served, and a later one is too) and touches no neighbour
+	// in the lists, which at scale are cache misses. A timer with a window
+	// stays only in the slot of its new firing tick (the window rule). An
+	// expiry at or before now is due in the next advance, which a slot a
+	// tick away would not serve.
 	if (in_slot(t) && expires > now_ns) {
-		if (expires >= t->expires && align == tw::align_of(t)) {
+		if (!slack && !tw::align_of(t) && expires >= t->expires) {
 			t->expires = expires;
 			stats.armed++;
 			return 1;
 		}
 		size_t index = index_of(t);
-		uint64_t tick = fire_tick(tick_of_expiry(expires), align);
-		if (slot_start(index) <= tick) {
+		uint64_t exp_tick = tick_of_expiry(expires);
+		unsigned align = window_align(t, exp_tick, slack);
+		uint64_t tick = fire_tick(exp_tick, align);
+		if (align ? calc_wheel_index(tick) == index : slot_start(index) <= tick) {
 			t->expires = expires;
 			tw::set_align(t, align);
+			if (align > widest)
+				widest = align;
 			stats.armed++;
-			if (tick < slots[index].min_tick) {
-				slots[index].min_tick = tick;
+			bool earlier = tick < slots[index].min_tick;
+			slots[index].lower(tick, exp_tick);
+			if (earlier)
 				notify_armed(expires, false);
-			}
 			return 1;
 		}
 	}
 	unlink(t);
-	arm(t, expires, align);
+	arm(t, expires, slack);
 	notify_armed(expires, false);
 	return 1;
 }
@@ -446,7 +477,7 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 		} else {
 			uint64_t tick = fire_tick(exp_tick, tw::align_of(t));
 			size_t index = calc_wheel_index(tick);
-			enqueue(t, index, tick);
+			enqueue(t, index, tick, exp_tick);
 			to_level = level_of(index);
 		}
 		if (to_level < from_level)
@@ -480,14 +511,67 @@ __attribute__((noinline)) void tw_wheel::collect_expired_timers(uint64_t target_
 
 		now_tick = event;
 		tw_timer *chains[tw::lanes];
-		slots[index_of(level, slot)].take_all(chains);
-		occupied[level] &= ~(uint64_t{1} << slot);
-		if (!occupied[level])
-			level_mask &= ~(uint64_t{1} << level);
-
+		size_t index = index_of(level, slot);
+		slots[index].take_all(chains);
+		emptied(index);
 		place_again(chains, level);
 	}
 	now_tick = target_tick;
+}
+
+// The open rule (wheel.hpp): a wake-up fires every timer whose window has
+// opened, also one whose firing tick lies ahead, so that one wake-up serves
+// every window it falls in. Such a timer fires at the coarsest tick of its
+// window (window_align()), and the clock now lies in that window before
+// that tick, so the tick is the first multiple of 2^align after the clock:
+// no other multiple lies between them, or two would, and one would be
+// coarser. (A periodic timer's window holds a single multiple; one past the
+// last tick was moved to the last tick.) So the search looks in one slot
+// per alignment in use, the slot of that tick (the window rule), and walks
+// it only if the slot's bound on expiry ticks says that a window in it has
+// opened. A walk leaves that bound exact, so the next wake-up walks the
+// slot again only once another window in it has opened.
+//
+// Only wake-ups search: an advance short of the next expiry, which a loop
+// that advances on every event makes many times between two wake-ups,
+// would otherwise walk the same slot each time another window in it
+// opened, all its timers for a few of them.
+__attribute__((noinline)) void tw_wheel::fire_open_windows()
+{
+	if (now_tick >= last_tick)
+		return;
+	for (unsigned align = 1; align <= widest; align++) {
+		uint64_t mask = (uint64_t{1} << align) - 1;
+		if ((now_tick | mask) >= last_tick) {
+			take_opened(calc_wheel_index(last_tick));
+			return;
+		}
+		take_opened(calc_wheel_index((now_tick | mask) + 1));
+	}
+}
+
+// Move the timers of slot `index` whose expiry's tick has come to the due
+// list, after those that came due at their firing tick, and put the others
+// back: the slot's bounds come out exact. The lanes are walked interleaved,
+// as a cascade walks them (walk_lanes()).
+void tw_wheel::take_opened(size_t index)
+{
+	tw::slot &s = slots[index];
+	if (s.min_open > now_tick)
+		return;
+	tw_timer *chains[tw::lanes];
+	s.take_all(chains);
+	walk_lanes(chains, [this, &s](tw_timer *t) TW_HOT_LAMBDA {
+		uint64_t exp_tick = tick_of_expiry(t->expires);
+		if (exp_tick <= now_tick) {
+			due.append(t);
+			t->tw__where = tw::where_due;
+		} else {
+			s.push(t, next_lane++, fire_tick(exp_tick, tw::align_of(t)), exp_tick);
+		}
+	});
+	if (s.empty())
+		emptied(index);
 }
 
 int tw_wheel::run_expired_timers()
@@ -506,10 +590,12 @@ int tw_wheel::run_expired_timers()
 			// does the end of time: at now == UINT64_MAX no expiry is
 			// later, and the saturated one would fire in every advance.
 			tw_periodic *p = tw_container_of(t, tw_periodic, timer);
+			// Its alignment stands for its window: 2^align - 1 ticks
+			// give the same one back (window_align()).
 			if (p->period) {
 				tw__forward(t, now_ns, p->period);
 				if (t->expires > now_ns)
-					arm(t, t->expires, tw::align_of(t));
+					arm(t, t->expires, (uint64_t{1} << tw::align_of(t)) - 1);
 			}
 		}
 		stats.fired++;
@@ -534,11 +620,20 @@ int tw_wheel::advance(uint64_t now)
 	if (requests_pending())
 		drain();
 
+	// A wake-up, an advance that reaches the next expiry, serves every
+	// window it falls in (the open rule).
+	bool wake_up = widest && now >= next_expiry();
 	uint64_t target_tick = tick_of_now(now);
 	if (next_event_tick() <= target_tick)
 		collect_expired_timers(target_tick);
 	else
 		now_tick = target_tick;
+	if (wake_up) {
+		fire_open_windows();
+		woke_tick = now_tick;
+	}
+	if (!level_mask)
+		widest = 0;
 	now_ns = now;
 	int fired = due.first ? run_expired_timers() : 0;
 	if (destroyed) {

@@ -22,13 +22,13 @@ enum : uint16_t {
 	where_slot0 = 2, // where_slot0 + a bucket index (see tw_wheel::index_of): in a wheel slot
 };
 
-// Bits of tw_timer::tw__flags: whether the timer is periodic, and its
-// window as a power of two of ticks (see fire_tick()), kept from its last
-// arm so that cascades and periodic re-arms place it the same way.
+// Bits of tw_timer::tw__flags: whether the timer is periodic, and the
+// alignment of its firing tick (see fire_tick()), kept from its last arm so
+// that cascades and periodic re-arms place it the same way.
 enum : uint8_t {
 	flag_periodic = 1, // the timer is the first member of a struct tw_periodic
 	align_shift = 1,
-	align_mask = 0x3f << align_shift, // log2 of the boundary it fires on, 0 to 63
+	align_mask = 0x3f << align_shift, // log2 of the boundary it fires on, 0 to 63; 0 for an exact timer
 };
 
 inline unsigned align_of(const tw_timer *t) { return static_cast<unsigned>(t->tw__flags >> align_shift) & 0x3f; }
@@ -37,6 +37,8 @@ inline void set_align(tw_timer *t, unsigned align)
 {
 	t->tw__flags = static_cast<uint8_t>((t->tw__flags & ~align_mask) | align << align_shift);
 }
+
+inline bool is_periodic(const tw_timer *t) { return t->tw__flags & flag_periodic; }
 
 constexpr uint8_t timer_magic = 0x7b;
 
@@ -47,12 +49,14 @@ constexpr uint8_t timer_magic = 0x7b;
 constexpr unsigned lane_bits = 2;
 constexpr unsigned lanes = 1u << lane_bits;
 
-// One bucket of the wheel: its lanes, and a lower bound on the ticks of
+// One bucket of the wheel: its lanes, a lower bound on the firing ticks of
 // the timers in it, so that a loop can sleep until a timer can fire rather
-// than until the bucket's cascade point.
+// than until the bucket's cascade point, and one on their expiry ticks, so
+// that an advance looks for opened windows only where one may be.
 struct slot {
 	tw_timer *lane[lanes];
-	uint64_t min_tick; // no timer in the slot has an earlier tick; UINT64_MAX when empty
+	uint64_t min_tick; // no timer in the slot fires at an earlier tick; UINT64_MAX when empty
+	uint64_t min_open; // no timer in the slot has an earlier expiry tick; UINT64_MAX when empty
 
 	bool empty() const
 	{
@@ -62,11 +66,18 @@ struct slot {
 		return true;
 	}
 
-	void push(tw_timer *t, unsigned which, uint64_t tick)
+	void push(tw_timer *t, unsigned which, uint64_t tick, uint64_t open)
 	{
 		hlist_add_head(&lane[which & (lanes - 1)], t);
+		lower(tick, open);
+	}
+
+	void lower(uint64_t tick, uint64_t open)
+	{
 		if (tick < min_tick)
 			min_tick = tick;
+		if (open < min_open)
+			min_open = open;
 	}
 
 	// Detach every lane into `chains` and leave the slot empty.
@@ -76,14 +87,14 @@ struct slot {
 			chains[i] = lane[i];
 			lane[i] = nullptr;
 		}
-		min_tick = UINT64_MAX;
+		min_tick = min_open = UINT64_MAX;
 	}
 
 	void clear()
 	{
 		for (unsigned i = 0; i < lanes; i++)
 			lane[i] = nullptr;
-		min_tick = UINT64_MAX;
+		min_tick = min_open = UINT64_MAX;
 	}
 };
 
@@ -105,15 +116,25 @@ struct slot {
 //  due       the due list's tail is its last timer's next field; `ready`
 //            holds timers only while callbacks run.
 //  bound     a slot's min_tick is no later than any of its timers' firing
-//            ticks, and UINT64_MAX when it is empty.
+//            ticks, its min_open no later than any of their expiry ticks,
+//            and both are UINT64_MAX when it is empty.
 //  stay      a timer in a slot has a firing tick after the clock, and its
-//            slot comes due no later than that tick: tw_mod() leaves a timer
-//            where it is while that holds (a later re-arm, or an earlier
-//            one that its slot still serves), and the slot places it again
-//            when it comes due.
+//            slot comes due no later than that tick: tw_mod() leaves an
+//            exact timer where it is while that holds (a later re-arm, or
+//            an earlier one that its slot still serves), and the slot
+//            places it again when it comes due.
+//  open      a timer in a slot has an expiry tick after woke_tick, the
+//            clock's tick at the last wake-up (an advance that reached the
+//            next expiry): a wake-up fires the timers whose window has
+//            opened, not only those whose firing tick has come
+//            (fire_open_windows()). Between wake-ups, a timer may wait in
+//            its slot with its window open, and fires by its firing tick.
+//  window    a timer with a window is in the slot that calc_wheel_index()
+//            gives for its firing tick, the only place the search for
+//            opened windows looks, and its alignment is at most `widest`.
 //
-// A timer's firing tick is fire_tick() of its expiry's tick and its window:
-// the expiry's tick itself for an exact timer.
+// A timer's firing tick is fire_tick() of its expiry's tick and its
+// alignment: the expiry's tick itself for an exact timer.
 //  count     count is the number of timers on all the lists.
 struct tw_wheel {
 	uint64_t tick_ns;
@@ -125,7 +146,9 @@ struct tw_wheel {
 	unsigned slot_bits;
 	unsigned levels;
 	uint64_t slot_mask;
-	unsigned default_align; // the window of tw_add()/tw_mod(): align_of_slack(tw_config.slack_ns)
+	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
+	unsigned widest;        // no timer in a slot has a larger alignment; 0: all are exact
+	uint64_t woke_tick;     // the clock's tick at the last wake-up (the open rule)
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	bool running;     // callbacks are being called
 	bool destroyed;   // tw_wheel_destroy() was called: freed once unused()
@@ -169,8 +192,8 @@ struct tw_wheel {
 	void release();
 	void set_notify(tw_notify_fn fn, void *arg);
 
-	int add(tw_timer *t, uint64_t expires, unsigned align);
-	int mod(tw_timer *t, uint64_t expires, unsigned align);
+	int add(tw_timer *t, uint64_t expires, uint64_t slack);
+	int mod(tw_timer *t, uint64_t expires, uint64_t slack);
 	int del(tw_timer *t);
 	int advance(uint64_t now);
 	uint64_t next_expiry() const;
@@ -197,7 +220,8 @@ struct tw_wheel {
 	uint64_t tick_of_now(uint64_t ns) const;
 	uint64_t tick_of_expiry(uint64_t ns) const;
 	uint64_t ns_of_tick(uint64_t tick) const;
-	unsigned align_of_slack(uint64_t slack_ns) const;
+	uint64_t slack_ticks(uint64_t slack_ns) const { return per_tick.quotient(slack_ns); }
+	unsigned window_align(const tw_timer *t, uint64_t exp_tick, uint64_t slack) const;
 	uint64_t fire_tick(uint64_t exp_tick, unsigned align) const;
 	size_t calc_wheel_index(uint64_t exp_tick) const;
 	uint64_t slot_start(size_t index) const;
@@ -206,29 +230,30 @@ struct tw_wheel {
 
 private:
 	void idle_all_timers();
-	void arm(tw_timer *t, uint64_t expires, unsigned align);
-	void enqueue(tw_timer *t, size_t index, uint64_t exp_tick);
+	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
+	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick);
 	void unlink(tw_timer *t);
+	void emptied(size_t index);
 	uint64_t next_event_tick() const;
 	void collect_expired_timers(uint64_t target_tick);
 	void place_again(tw_timer **chains, unsigned from_level);
+	void fire_open_windows();
+	void take_opened(size_t index);
 	int run_expired_timers();
 	void notify_armed(uint64_t expires, bool was_empty);
 	void notify_now(uint64_t when);
 };
 
-// The tick a timer fires at: its expiry's tick rounded up to a multiple of
-// 2^align (the expiry's tick itself for an exact timer), or the last tick
-// if that multiple lies beyond it. Never later than the window's end:
-// 2^align - 1 ticks at most were added, and that fits in the slack. Nor past
-// the last tick: align_of_slack() never gives more than the slack in ticks
-// holds, and a slack in ns holds no more ticks than last_tick.
+// The tick a timer fires at if no advance comes earlier: its expiry's tick
+// rounded up to a multiple of 2^align (the expiry's tick itself for an
+// exact timer), or the last tick if that multiple lies beyond it.
+// window_align() picks align so that this lies inside the window.
 inline uint64_t tw_wheel::fire_tick(uint64_t exp_tick, unsigned align) const
 {
 	uint64_t mask = (uint64_t{1} << align) - 1;
 	if (!(exp_tick & mask))
 		return exp_tick;
-	return exp_tick > last_tick - mask ? last_tick : (exp_tick | mask) + 1;
+	return (exp_tick | mask) >= last_tick ? last_tick : (exp_tick | mask) + 1;
 }
 
 // tw_forward() without the argument checks: t idle, period > 0.

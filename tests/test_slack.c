@@ -2,9 +2,11 @@
 /*
  * Slack windows: a timer armed with tw_add_range()/tw_mod_range(), or on a
  * wheel with a default slack, fires inside [E, E + slack rounded up to a
- * tick], at the boundary the header names, from a coarse slot when that
- * boundary starts one; timers sharing a boundary share a wake-up; slack 0
- * is exactly the old rule.
+ * tick]: in the first advance that reaches E's tick, and a loop that sleeps
+ * until tw_next_expiry() wakes for it at the tick the header names, the
+ * coarsest in its window (a periodic timer: a power-of-two boundary), from
+ * a coarse slot when that tick starts one; a wake-up fires every window it
+ * falls in; slack 0 is exactly the old rule.
  */
 #include "common.h"
 #include "model.h"
@@ -24,9 +26,31 @@ static void on_fire(struct tw_timer *t)
 	fired_count++;
 }
 
-/* The boundary the header promises, in the test's own 128-bit arithmetic:
- * E's tick rounded up to a multiple of 2^a ticks, 2^a the largest power of
- * two no greater than slack / tick + 1, and no later than the last tick. */
+static const tw_model_u128 one = 1;
+
+/* The tick the header promises a one-shot timer, in the test's own 128-bit
+ * arithmetic: the tick of its window [E's tick, that + slack / tick], no
+ * later than the last tick, that is a multiple of the largest power of two.
+ * Searched from the largest power down, not computed with bit tricks. */
+static uint64_t coarsest_ns(uint64_t e, uint64_t slack, uint64_t tick)
+{
+	tw_model_u128 first = e / tick + (e % tick != 0);
+	tw_model_u128 last = UINT64_MAX / tick + (UINT64_MAX % tick != 0);
+	tw_model_u128 end = first + slack / tick;
+	if (end > last)
+		end = last;
+	for (int k = 64; k >= 0; k--) {
+		tw_model_u128 p = one << k, m = (first + p - 1) / p * p;
+		if (m <= end)
+			return tw_model_saturate(m * tick);
+	}
+	fail_msg("no tick in the window");
+	return 0;
+}
+
+/* The boundary the header promises a periodic timer: E's tick rounded up
+ * to a multiple of 2^a ticks, 2^a the largest power of two no greater than
+ * slack / tick + 1, and the last tick if that multiple lies past it. */
 static uint64_t boundary_ns(uint64_t e, uint64_t slack, uint64_t tick)
 {
 	tw_model_u128 k = e / tick + (e % tick != 0);
@@ -58,8 +82,8 @@ static int run_until_fired(struct tw_wheel *w)
 }
 
 /* Every distance and slack from sub-tick to days: never before E, never
- * after E + slack rounded up, and exactly at the documented boundary when
- * the loop sleeps until tw_next_expiry(). */
+ * after E + slack rounded up, and exactly at the documented tick when the
+ * loop sleeps until tw_next_expiry(). */
 static void test_window_and_boundary(void **state)
 {
 	(void)state;
@@ -83,7 +107,7 @@ static void test_window_and_boundary(void **state)
 				uint64_t end = tw_model_saturate((tw_model_u128)e + slacks[j]);
 				assert_true(fired_at >= e);
 				assert_true(fired_at <= test_round_up(end, ticks[k]));
-				assert_int_equal(fired_at, boundary_ns(e, slacks[j], ticks[k]));
+				assert_int_equal(fired_at, coarsest_ns(e, slacks[j], ticks[k]));
 				assert_wheel_sound(w);
 				tw_wheel_destroy(w);
 			}
@@ -172,14 +196,104 @@ static void test_default_and_exact(void **state)
 	tw_timer_init(&c, on_fire);
 	assert_int_equal(tw_add(w, &a, 100 * MS + 1), 0);
 	assert_int_equal(tw_mod(w, &b, 100 * MS + 1), 0);
-	assert_int_equal(tw_add_range(w, &c, 100 * MS + 1, 0), 0);
-	assert_int_equal(tw_next_expiry(w), 101 * MS); /* c: exact */
-	clock_now = 101 * MS;
-	assert_int_equal(tw_advance(w, clock_now), 1);
-	assert_false(tw_pending(&c));
-	assert_int_equal(tw_next_expiry(w), 512 * MS); /* a and b: the 512 ms boundary */
-	clock_now = 512 * MS;
+	assert_int_equal(tw_add_range(w, &c, 200 * MS + 1, 0), 0);
+	assert_int_equal(tw_next_expiry(w), 201 * MS); /* c: exact */
+	assert_int_equal(tw_del(w, &c), 1);
+	/* a and b: [101 ms, 1101 ms], whose coarsest tick is 1024 ms */
+	assert_int_equal(tw_next_expiry(w), 1024 * MS);
+	clock_now = 1024 * MS;
 	assert_int_equal(tw_advance(w, clock_now), 2);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* One wake-up serves every window it falls in: the advance that reaches
+ * the next expiry, here an exact timer's, also fires the timers with slack
+ * whose windows have opened, periodic or not, whatever tick the wheel had
+ * chosen for them, and leaves those whose windows have not. An advance
+ * short of the next expiry fires only what is due: a loop that advances on
+ * every event does not pay for a search each time. */
+static void test_open_windows_fire_together(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_timer x, a, b, c;
+	struct tw_periodic p;
+	tw_timer_init(&x, on_fire);
+	tw_timer_init(&a, on_fire);
+	tw_timer_init(&b, on_fire);
+	tw_timer_init(&c, on_fire);
+	assert_int_equal(tw_periodic_init(&p, on_fire, 10 * SEC), 0);
+	assert_int_equal(tw_add(w, &x, 100 * MS), 0);			   /* exact */
+	assert_int_equal(tw_add_range(w, &a, 50 * MS, SEC), 0);		   /* opens before x */
+	assert_int_equal(tw_add_range(w, &c, 100 * MS, 500 * MS), 0);	   /* opens with x */
+	assert_int_equal(tw_add_range(w, &b, 100 * MS + 1, SEC), 0);	   /* opens after x */
+	assert_int_equal(tw_add_range(w, &p.timer, 70 * MS, 300 * MS), 0); /* periodic, opens before x */
+	assert_wheel_sound(w);
+	/* a opened first, but alone it would wake the loop only at 1024 ms,
+	 * the coarsest tick of its window; x is exact. */
+	assert_int_equal(tw_next_expiry(w), 100 * MS);
+	clock_now = 99 * MS;
+	assert_int_equal(tw_advance(w, clock_now), 0); /* not a wake-up: a and p wait */
+	assert_wheel_sound(w);
+	clock_now = 100 * MS;
+	assert_int_equal(tw_advance(w, clock_now), 4); /* x, and the windows open: a, c, p */
+	assert_false(tw_pending(&x));
+	assert_false(tw_pending(&a));
+	assert_false(tw_pending(&c));
+	assert_true(tw_pending(&p.timer)); /* re-armed for 10.07 s */
+	assert_true(tw_pending(&b));
+	assert_wheel_sound(w);
+	/* b: [101 ms, 1101 ms] */
+	assert_int_equal(tw_next_expiry(w), 1024 * MS);
+	clock_now = 101 * MS;
+	assert_int_equal(tw_advance(w, clock_now), 0);
+	clock_now = 1024 * MS;
+	assert_int_equal(tw_advance(w, clock_now), 1);
+	assert_false(tw_pending(&b));
+	tw_del(w, &p.timer);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* The wheel picks the coarsest tick of the whole window, not of the
+ * largest power-of-two window inside it: [30000, 31000] ms holds 30720, a
+ * multiple of 2048, and a window of 1000 ticks holds no multiple of 4096
+ * here. */
+static void test_coarsest_tick(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_timer t;
+	tw_timer_init(&t, on_fire);
+	assert_int_equal(tw_add_range(w, &t, 30000 * MS, 1000 * MS), 0);
+	assert_int_equal(run_until_fired(w), 1); /* the cascade at 28672 ms is inside that wake-up */
+	assert_int_equal(fired_at, 30720 * MS);
+	struct tw_stats st;
+	tw_get_stats(w, &st);
+	assert_int_equal(st.placed, 2); /* level 2, then level 1, whose slot starts at 30720 */
+	tw_wheel_destroy(w);
+}
+
+/* A periodic timer's boundary near the end of time is the multiple of
+ * 2^a, not the last tick, whenever that multiple exists: on a 3 ns tick
+ * the last tick is 0x5555555555555555, and a window of 7 ticks from tick
+ * ...554f rounds up to ...5550. */
+static void test_periodic_boundary_at_end(void **state)
+{
+	(void)state;
+	const uint64_t tick = 3, last = 0x5555555555555555ull;
+	struct tw_config cfg = { .tick_ns = tick };
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, &cfg, (last - 100) * tick), 0);
+	struct tw_periodic p;
+	assert_int_equal(tw_periodic_init(&p, on_fire, UINT64_MAX / 2), 0);
+	uint64_t e = (last - 6) * tick; /* tick ...554f */
+	assert_int_equal(tw_add_range(w, &p.timer, e, 7 * tick), 0);
+	assert_int_equal(tw_next_expiry(w), boundary_ns(e, 7 * tick, tick));
+	assert_int_equal(tw_next_expiry(w), (last - 5) * tick);
 	assert_wheel_sound(w);
 	tw_wheel_destroy(w);
 }
@@ -264,7 +378,8 @@ int main(void)
 		cmocka_unit_test(test_window_and_boundary), cmocka_unit_test(test_fewer_placements),
 		cmocka_unit_test(test_shared_wakeups),	    cmocka_unit_test(test_default_and_exact),
 		cmocka_unit_test(test_mod_range),	    cmocka_unit_test(test_periodic_keeps_window),
-		cmocka_unit_test(test_end_of_time),
+		cmocka_unit_test(test_end_of_time),	    cmocka_unit_test(test_open_windows_fire_together),
+		cmocka_unit_test(test_coarsest_tick),	    cmocka_unit_test(test_periodic_boundary_at_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

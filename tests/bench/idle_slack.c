@@ -100,16 +100,20 @@ static uint64_t rnd(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* The tick the header promises for a window, in ns: the expiry's tick
- * rounded up to a multiple of 2^a ticks, 2^a the largest power of two no
- * greater than slack / tick + 1 (far from the end of time here). */
+/* The tick the header promises a window, in ns: of the ticks from the
+ * expiry's to that + slack / tick, the multiple of the largest power of two
+ * (searched from the largest down; far from the end of time here). A
+ * wake-up for another session may close it earlier, inside its window. */
 static uint64_t chosen_ns(uint64_t e, uint64_t slack, uint64_t tick)
 {
-	uint64_t k = e / tick + (e % tick != 0), p = 1;
+	uint64_t first = e / tick + (e % tick != 0), last = first + slack / tick;
 
-	while (p * 2 <= slack / tick + 1)
-		p *= 2;
-	return (k + p - 1) / p * p * tick;
+	for (uint64_t p = 1ull << 62;; p /= 2) {
+		uint64_t m = (first + p - 1) / p * p;
+
+		if (m <= last)
+			return m * tick;
+	}
 }
 
 static void on_idle(struct tw_timer *t)
