@@ -205,8 +205,9 @@ struct tw_config {
  * @placed:       timers put into a wheel slot: when armed for a later tick,
  *                and again each time their slot comes due and they move on
  *                (placed / armed is the placements per timer; slack lowers it)
- * @advances:     calls of tw_advance() that moved or kept time (wake-ups)
- * @idle_advances: wake-ups that fired nothing (cascades only, or early wake-ups)
+ * @advances:     calls of tw_advance() that moved or kept time
+ * @idle_advances: such calls that fired nothing (cascades only, early
+ *                wake-ups, or a loop's advances between timers)
  * @notifies:     calls of the notify hook
  * @os_rearms:    notify hook calls that touched the OS timer (the hook said so)
  */

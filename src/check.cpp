@@ -80,6 +80,14 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 		return broken("bound: level %u slot %u is empty, but its lower bounds are ticks %llu and %llu", level,
 			      slot, (unsigned long long)s.min_tick, (unsigned long long)s.min_open);
 	uint64_t start = w->slot_start(index);
+	// The bound lies in the slot's span: next_firing_tick() reads only the
+	// first slot's, and a later slot's timers may fire after its span.
+	uint64_t last = start + ((uint64_t{1} << (level * w->slot_bits)) - 1);
+	if (!s.empty() && last >= start && s.min_tick > last)
+		return broken("bound: level %u slot %u spans ticks %llu to %llu, but its lower bound is tick %llu: "
+			      "the timers after it would be hidden from the next expiry",
+			      level, slot, (unsigned long long)start, (unsigned long long)last,
+			      (unsigned long long)s.min_tick);
 	for (unsigned lane = 0; lane < tw::lanes; lane++) {
 		tw_timer *const *pprev = &s.lane[lane];
 		for (const tw_timer *t = *pprev; t; t = t->tw__next) {
@@ -88,35 +96,33 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 			if (!tw_wheel::in_slot(t) || tw_wheel::index_of(t) != index)
 				return broken("links: timer %p in level %u slot %u has where=%u", (const void *)t,
 					      level, slot, t->tw__where);
-			uint64_t open = w->tick_of_expiry(t->expires);
+			uint64_t exp_tick = w->tick_of_expiry(t->expires);
 			unsigned align = tw::align_of(t);
-			uint64_t exp_tick = w->fire_tick(open, align);
-			if (open < s.min_open)
+			uint64_t tick = w->fire_tick(exp_tick, align);
+			if (exp_tick < s.min_open)
 				return broken("bound: timer %p (expiry tick %llu) is earlier than its slot's bound on "
 					      "expiries %llu: its window would open unseen",
-					      (const void *)t, (unsigned long long)open, (unsigned long long)s.min_open);
-			if (open <= w->woke_tick)
-				return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick "
-					      "%llu: its window opened and it did not fire",
-					      (const void *)t, (unsigned long long)open, (unsigned long long)w->woke_tick);
-			if (align && (align > w->widest || w->calc_wheel_index(exp_tick) != index))
-				return broken("window: timer %p (tick %llu, alignment %u, widest %u) is in level %u slot "
-					      "%u, not in the slot of its tick",
-					      (const void *)t, (unsigned long long)exp_tick, align, w->widest, level, slot);
-			if (exp_tick < s.min_tick)
+					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)s.min_open);
+			if (tick < s.min_tick)
 				return broken("bound: timer %p (tick %llu) is earlier than its slot's lower bound %llu: "
 					      "a backend would sleep past it",
-					      (const void *)t, (unsigned long long)exp_tick,
-					      (unsigned long long)s.min_tick);
-			if (exp_tick <= w->now_tick)
+					      (const void *)t, (unsigned long long)tick, (unsigned long long)s.min_tick);
+			if (tick <= w->now_tick)
 				return broken("stay: timer %p (tick %llu) is in the wheel at clock tick %llu: missed",
-					      (const void *)t, (unsigned long long)exp_tick,
-					      (unsigned long long)w->now_tick);
-			if (start > exp_tick)
+					      (const void *)t, (unsigned long long)tick, (unsigned long long)w->now_tick);
+			if (start > tick)
 				return broken("stay: timer %p (tick %llu) is in level %u slot %u, which comes due at "
 					      "tick %llu: too late",
-					      (const void *)t, (unsigned long long)exp_tick, level, slot,
+					      (const void *)t, (unsigned long long)tick, level, slot,
 					      (unsigned long long)start);
+			if (exp_tick <= w->woke_tick)
+				return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick "
+					      "%llu: its window opened and it did not fire",
+					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)w->woke_tick);
+			if (align && (align > w->widest || w->calc_wheel_index(tick) != index))
+				return broken("window: timer %p (tick %llu, alignment %u, widest %u) is in level %u slot "
+					      "%u, not in the slot of its tick",
+					      (const void *)t, (unsigned long long)tick, align, w->widest, level, slot);
 			pprev = &t->tw__next;
 			++*count;
 		}
@@ -165,7 +171,7 @@ int tw_wheel::check() const
 		return err;
 	for (unsigned level = 0; level < levels; level++)
 		for (unsigned slot = 0; slot <= slot_mask; slot++)
-			if (int err = check_slot(this, level, slot, &seen)) // bitmaps, bound, links, stay
+			if (int err = check_slot(this, level, slot, &seen)) // bitmaps, bound, links, stay, open, window
 				return err;
 	if (seen != count)
 		return broken("count: count says %zu armed timers, the lists hold %zu", count, seen);

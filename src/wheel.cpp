@@ -525,8 +525,9 @@ __attribute__((noinline)) void tw_wheel::collect_expired_timers(uint64_t target_
 // window (window_align()), and the clock now lies in that window before
 // that tick, so the tick is the first multiple of 2^align after the clock:
 // no other multiple lies between them, or two would, and one would be
-// coarser. (A periodic timer's window holds a single multiple; one past the
-// last tick was moved to the last tick.) So the search looks in one slot
+// coarser. (A periodic timer's tick is the first multiple of 2^align at or
+// after its expiry's tick, so the first after the clock too; one that would
+// lie past the last tick was moved to the last tick.) So the search looks in one slot
 // per alignment in use, the slot of that tick (the window rule), and walks
 // it only if the slot's bound on expiry ticks says that a window in it has
 // opened. A walk leaves that bound exact, so the next wake-up walks the
@@ -552,26 +553,34 @@ __attribute__((noinline)) void tw_wheel::fire_open_windows()
 
 // Move the timers of slot `index` whose expiry's tick has come to the due
 // list, after those that came due at their firing tick, and put the others
-// back: the slot's bounds come out exact. The lanes are walked interleaved,
-// as a cascade walks them (walk_lanes()).
+// back. The lanes are walked interleaved, as a cascade walks them
+// (walk_lanes()). The bound on expiry ticks comes out exact; the bound on
+// firing ticks may only go down: an exact timer that tw_mod() left here
+// can have its tick far past the slot's span (the stay rule), and a bound
+// raised to it would hide the next slot's timers from next_expiry().
 void tw_wheel::take_opened(size_t index)
 {
 	tw::slot &s = slots[index];
 	if (s.min_open > now_tick)
 		return;
+	uint64_t min_tick = s.min_tick;
+	bool coarse = level_of(index) > 0;
 	tw_timer *chains[tw::lanes];
 	s.take_all(chains);
-	walk_lanes(chains, [this, &s](tw_timer *t) TW_HOT_LAMBDA {
+	walk_lanes(chains, [this, &s, coarse](tw_timer *t) TW_HOT_LAMBDA {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
 		if (exp_tick <= now_tick) {
 			due.append(t);
 			t->tw__where = tw::where_due;
+			stats.cascaded += coarse;
 		} else {
 			s.push(t, next_lane++, fire_tick(exp_tick, tw::align_of(t)), exp_tick);
 		}
 	});
 	if (s.empty())
 		emptied(index);
+	else if (min_tick < s.min_tick)
+		s.min_tick = min_tick;
 }
 
 int tw_wheel::run_expired_timers()

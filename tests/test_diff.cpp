@@ -109,11 +109,13 @@ uint64_t saturating_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-// Slack: mostly none, under a tick, a few hundred ticks, any size, the largest.
+// Slack: often none, under a tick, a few ticks (so that windows share the
+// finest slots with exact timers), a few hundred ticks, any size, the
+// largest.
 uint64_t random_slack()
 {
 	uint64_t r = test_rand(M.rng), x = test_rand(M.rng);
-	switch (r % 8) {
+	switch (r % 10) {
 	case 0:
 		return x % M.tick;
 	case 1:
@@ -122,6 +124,9 @@ uint64_t random_slack()
 		return x >> (r >> 8) % 64;
 	case 3:
 		return UINT64_MAX;
+	case 4:
+	case 5:
+		return x % (70 * M.tick);
 	default:
 		return 0;
 	}

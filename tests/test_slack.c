@@ -257,6 +257,37 @@ static void test_open_windows_fire_together(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* A wake-up's search puts back the timers of a slot whose windows have not
+ * opened; one of them may be an exact timer that tw_mod() left there with
+ * its tick far past the slot. The slot's bound must not rise to that tick,
+ * or tw_next_expiry() would skip a later slot's timer: here Y at 5 s would
+ * be reported (and fired, by a loop that sleeps until then) at 1000 s. */
+static void test_search_keeps_next_expiry(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_timer wnd, x, y, z;
+	tw_timer_init(&wnd, on_fire);
+	tw_timer_init(&x, on_fire);
+	tw_timer_init(&y, on_fire);
+	tw_timer_init(&z, on_fire);
+	assert_int_equal(tw_add_range(w, &wnd, 60 * MS, 10 * MS), 0); /* [60, 70]: tick 64, level 1 slot 1 */
+	assert_int_equal(tw_add(w, &x, 100 * MS), 0);		       /* level 1 slot 1 too */
+	assert_int_equal(tw_mod(w, &x, 1000 * SEC), 1);	       /* later: stays there */
+	assert_int_equal(tw_add(w, &y, 5 * SEC), 0);		       /* level 2 */
+	assert_int_equal(tw_add(w, &z, 61 * MS), 0);		       /* level 0 */
+	assert_int_equal(tw_next_expiry(w), 61 * MS);
+	clock_now = 61 * MS;
+	assert_int_equal(tw_advance(w, clock_now), 2); /* z, and wnd's opened window */
+	assert_wheel_sound(w);
+	assert_true(tw_next_expiry(w) <= 5 * SEC);
+	run_until_fired(w);
+	assert_int_equal(fired_at, 5 * SEC); /* y, on time */
+	tw_del(w, &x);
+	tw_wheel_destroy(w);
+}
+
 /* The wheel picks the coarsest tick of the whole window, not of the
  * largest power-of-two window inside it: [30000, 31000] ms holds 30720, a
  * multiple of 2048, and a window of 1000 ticks holds no multiple of 4096
@@ -380,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_mod_range),	    cmocka_unit_test(test_periodic_keeps_window),
 		cmocka_unit_test(test_end_of_time),	    cmocka_unit_test(test_open_windows_fire_together),
 		cmocka_unit_test(test_coarsest_tick),	    cmocka_unit_test(test_periodic_boundary_at_end),
+		cmocka_unit_test(test_search_keeps_next_expiry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
