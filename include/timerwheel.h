@@ -25,10 +25,13 @@
  * there. Timers whose windows overlap mostly pick the same tick and share
  * one wake-up, and a timer whose tick starts a coarse slot fires from that
  * slot without cascading further. A wake-up, an advance whose `now`
- * reaches tw_next_expiry() (for whatever timer), also fires every timer
+ * reaches tw_next_expiry() (for whatever timer; the next expiry once the
+ * requests queued by other threads are applied), also fires every timer
  * whose window has opened, whose E rounded up to a tick it reaches; an
  * advance short of tw_next_expiry() fires a timer with slack only once its
- * tick has come. A periodic timer keeps one rule for all its re-arms: it
+ * tick has come. To find opened windows a wake-up walks the slot of each
+ * such tick in which a window has opened, with all its timers, exact ones
+ * too: about one slot per power of two in use. A periodic timer keeps one rule for all its re-arms: it
  * fires at E's tick rounded up to a multiple of 2^a ticks, 2^a the largest
  * power of two no greater than S / tick + 1 (the last tick if that
  * multiple lies past it). Slack 0 is the exact rule above.
@@ -204,7 +207,8 @@ struct tw_config {
  *                counted
  * @placed:       timers put into a wheel slot: when armed for a later tick,
  *                and again each time their slot comes due and they move on
- *                (placed / armed is the placements per timer; slack lowers it)
+ *                (placed / armed is the placements per timer; slack lowers
+ *                it); not the timers a wake-up's search puts back
  * @advances:     calls of tw_advance() that moved or kept time
  * @idle_advances: such calls that fired nothing (cascades only, early
  *                wake-ups, or a loop's advances between timers)
@@ -290,9 +294,9 @@ TW_API const char *tw_version_string(void);
  * @cfg: geometry, or NULL for the defaults (1 ms tick, 64 slots per level)
  * @now: the current time in ns
  *
- * One allocation per wheel, and none after it: 40 bytes per slot (levels
- * times 2^slot_bits slots) plus a few hundred, 20,824 bytes with the
- * defaults on x86-64. Besides, the process-wide set of live wheel ids
+ * One allocation per wheel, and none after it: 48 bytes per slot (levels
+ * times 2^slot_bits slots) plus about 500, 25,136 bytes with the defaults
+ * on x86-64. Besides, the process-wide set of live wheel ids
  * (4 bytes per live wheel, kept at most half full) grows when more wheels
  * are alive at once than it holds, and is freed when none is.
  *
@@ -394,8 +398,9 @@ TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  *
  * The timer fires in [@expires, @expires + @slack rounded up to a tick]:
  * at the tick the wheel picks in that window, the coarsest one, which many
- * timers share and until which a backend sleeps, or earlier in any
- * wake-up after @expires (see "Slack" at the top of this header). The
+ * timers share and until which a backend sleeps, or earlier in a wake-up
+ * that reaches @expires rounded up to a tick (see "Slack" at the top of
+ * this header). The
  * window is kept for a periodic timer's re-arms. Like Linux's hrtimer_start_range_ns() and libdispatch's
  * leeway: pass what the program can tolerate, e.g. a second on a 30 s idle
  * timeout. O(1).
@@ -413,7 +418,8 @@ TW_API int tw_add_range(struct tw_wheel *w, struct tw_timer *t, uint64_t expires
  *
  * As tw_mod(), with the window of tw_add_range(): a re-arm whose new tick
  * (the coarsest of the new window) lies in the timer's bucket only stores
- * the new expiry and window; any other moves the timer, still O(1).
+ * the new expiry and window; any other moves the timer, still O(1). With a
+ * slack under one tick the timer is exact, and tw_mod()'s rule applies.
  *
  * Return: as tw_mod().
  */
@@ -570,7 +576,8 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
  *
  * Lock-free and allocation-free: @req is queued on @w, and the owner
  * applies it at the start of its next tw_advance() or tw_drain() as
- * tw_mod(@w, @t, @expires). Its result is tw_mod()'s. @t and @req must
+ * tw_mod(@w, @t, @expires): with the wheel's default slack, which replaces
+ * a window the timer had from tw_add_range(). Its result is tw_mod()'s. @t and @req must
  * stay valid until @req is done; @t must not be changed by this thread
  * meanwhile (the owner's thread may use it). Wakes the owner (tw_wake_fn)
  * when @expires is earlier than it will otherwise look at the queue.

@@ -2,8 +2,8 @@
 //
 // Intrusive lists threaded through struct tw_timer.
 //
-// Slots are hlists, as in the kernel: a slot head is one pointer (so a wheel
-// of 8 levels x 64 slots is 4 KiB of heads) and each timer keeps `pprev`, the
+// Slots are hlists, as in the kernel: a list head is one pointer (a slot's
+// four lanes are 32 bytes) and each timer keeps `pprev`, the
 // address of the pointer that points at it, so it can unlink itself in O(1)
 // without knowing its head. The due list adds a tail pointer because it
 // must keep the order in which timers came due.

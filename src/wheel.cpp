@@ -554,16 +554,21 @@ __attribute__((noinline)) void tw_wheel::fire_open_windows()
 // Move the timers of slot `index` whose expiry's tick has come to the due
 // list, after those that came due at their firing tick, and put the others
 // back. The lanes are walked interleaved, as a cascade walks them
-// (walk_lanes()). The bound on expiry ticks comes out exact; the bound on
-// firing ticks may only go down: an exact timer that tw_mod() left here
-// can have its tick far past the slot's span (the stay rule), and a bound
-// raised to it would hide the next slot's timers from next_expiry().
+// (walk_lanes()). Both bounds come out exact, except that the bound on
+// firing ticks stops at the slot's last tick: an exact timer that tw_mod()
+// left here can have its tick far past the slot's span (the stay rule),
+// and a bound raised to it would hide the next slot's timers from
+// next_expiry().
+//
+// The walk visits every timer of the slot, exact ones included, once per
+// wake-up at which a window in it has opened.
 void tw_wheel::take_opened(size_t index)
 {
 	tw::slot &s = slots[index];
 	if (s.min_open > now_tick)
 		return;
-	uint64_t min_tick = s.min_tick;
+	uint64_t start = slot_start(index), width = uint64_t{1} << (level_of(index) * slot_bits);
+	uint64_t last = start > UINT64_MAX - (width - 1) ? UINT64_MAX : start + (width - 1);
 	bool coarse = level_of(index) > 0;
 	tw_timer *chains[tw::lanes];
 	s.take_all(chains);
@@ -579,8 +584,8 @@ void tw_wheel::take_opened(size_t index)
 	});
 	if (s.empty())
 		emptied(index);
-	else if (min_tick < s.min_tick)
-		s.min_tick = min_tick;
+	else if (s.min_tick > last)
+		s.min_tick = last;
 }
 
 int tw_wheel::run_expired_timers()

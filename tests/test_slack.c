@@ -288,6 +288,33 @@ static void test_search_keeps_next_expiry(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* The timers a wake-up's search puts back set the slot's bound afresh: the
+ * loop is not woken for the tick of a timer the search already fired. */
+static void test_search_leaves_no_idle_wakeup(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_timer a, b, c;
+	tw_timer_init(&a, on_fire);
+	tw_timer_init(&b, on_fire);
+	tw_timer_init(&c, on_fire);
+	assert_int_equal(tw_add_range(w, &a, 100 * MS, 40 * MS), 0); /* [100, 140]: tick 128 */
+	assert_int_equal(tw_add(w, &b, 150 * MS), 0);		      /* the same level-1 slot */
+	assert_int_equal(tw_add(w, &c, 110 * MS), 0);
+	clock_now = tw_next_expiry(w);
+	assert_int_equal(clock_now, 110 * MS);
+	assert_int_equal(tw_advance(w, clock_now), 2); /* c, and a's opened window */
+	assert_wheel_sound(w);
+	assert_int_equal(tw_next_expiry(w), 150 * MS); /* b's, not a's 128 */
+	clock_now = 150 * MS;
+	assert_int_equal(tw_advance(w, clock_now), 1);
+	struct tw_stats st;
+	tw_get_stats(w, &st);
+	assert_int_equal(st.idle_advances, 0);
+	tw_wheel_destroy(w);
+}
+
 /* The wheel picks the coarsest tick of the whole window, not of the
  * largest power-of-two window inside it: [30000, 31000] ms holds 30720, a
  * multiple of 2048, and a window of 1000 ticks holds no multiple of 4096
@@ -411,7 +438,7 @@ int main(void)
 		cmocka_unit_test(test_mod_range),	    cmocka_unit_test(test_periodic_keeps_window),
 		cmocka_unit_test(test_end_of_time),	    cmocka_unit_test(test_open_windows_fire_together),
 		cmocka_unit_test(test_coarsest_tick),	    cmocka_unit_test(test_periodic_boundary_at_end),
-		cmocka_unit_test(test_search_keeps_next_expiry),
+		cmocka_unit_test(test_search_keeps_next_expiry), cmocka_unit_test(test_search_leaves_no_idle_wakeup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,9 @@
  * - Never early. A timer started with timeout T fires no sooner than T ms
  *   after tw_uv_timer_start() by the clock (uv_hrtime()), where libuv
  *   counts from the loop's cached time, which may be older (libuv issue
- *   4773). Deadlines are kept in ns and fire within the wheel's 1 ms tick.
+ *   4773). Deadlines are kept in ns and fire within the wheel's tick (1 ms
+ *   by default; a default slack in tw_uv_init()'s config widens that to its
+ *   window, see "Slack" in timerwheel.h).
  * - Order. Timers due in the same millisecond fire in an unspecified order;
  *   libuv fires them in the order they were started.
  * - No handle. A timer is not a uv_handle_t: it needs no uv_close() and
