@@ -378,8 +378,9 @@ TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * Moving an armed timer later only stores the new expiry: the timer stays
  * in its bucket, which comes due first and places it again then. So the
  * common re-arm, a timeout pushed forward on each event, touches no other
- * timer's memory. (A timer with slack stays only while the tick picked in
- * its new window lies in the same bucket, and moves otherwise.) The timer
+ * timer's memory. (A timer with slack stays while its bucket comes due
+ * before its new window opens, or holds the tick picked in that window,
+ * and moves otherwise.) The timer
  * gets the wheel's default slack, as with tw_add(); tw_mod_range() gives
  * its own.
  *
@@ -416,10 +417,11 @@ TW_API int tw_add_range(struct tw_wheel *w, struct tw_timer *t, uint64_t expires
  * @expires: the start of the window, absolute ns
  * @slack:   the window's length in ns; 0 is exact, as tw_mod()
  *
- * As tw_mod(), with the window of tw_add_range(): a re-arm whose new tick
- * (the coarsest of the new window) lies in the timer's bucket only stores
- * the new expiry and window; any other moves the timer, still O(1). With a
- * slack under one tick the timer is exact, and tw_mod()'s rule applies.
+ * As tw_mod(), with the window of tw_add_range(): a re-arm only stores the
+ * new expiry and window if the timer's bucket comes due before the new
+ * window opens, or holds the new tick (the coarsest of the new window);
+ * any other moves the timer, still O(1). With a slack under one tick the
+ * timer is exact, and tw_mod()'s rule applies.
  *
  * Return: as tw_mod().
  */

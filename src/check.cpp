@@ -120,10 +120,11 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 				return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick "
 					      "%llu: its window opened and it did not fire",
 					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)w->woke_tick);
-			if (align && (align > w->widest || w->calc_wheel_index(tick) != index))
-				return broken("window: timer %p (tick %llu, alignment %u, widest %u) is in level %u slot "
-					      "%u, not in the slot of its tick",
-					      (const void *)t, (unsigned long long)tick, align, w->widest, level, slot);
+			if (align && (align > w->widest || (start > exp_tick && w->calc_wheel_index(tick) != index)))
+				return broken("window: timer %p (expiry tick %llu, tick %llu, alignment %u, widest %u) is "
+					      "in level %u slot %u, neither the slot of its tick nor one due by its expiry",
+					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)tick, align,
+					      w->widest, level, slot);
 			pprev = &t->tw__next;
 			++*count;
 		}

@@ -388,9 +388,11 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 	// every read, only stores the new expiry (the first test: the old
 	// tick was served, and a later one is too) and touches no neighbour
 	// in the lists, which at scale are cache misses. A timer with a window
-	// stays only in the slot of its new firing tick (the window rule). An
-	// expiry at or before now is due in the next advance, which a slot a
-	// tick away would not serve.
+	// may stay where a wake-up's search would find it once its window has
+	// opened (the window rule): in the slot of its new tick, or in one
+	// that comes due before its window opens. An expiry at or before now
+	// is due in the next advance, which a slot a tick away would not
+	// serve.
 	if (in_slot(t) && expires > now_ns) {
 		if (!slack && !tw::align_of(t) && expires >= t->expires) {
 			t->expires = expires;
@@ -401,7 +403,8 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 		uint64_t exp_tick = tick_of_expiry(expires);
 		unsigned align = window_align(t, exp_tick, slack);
 		uint64_t tick = fire_tick(exp_tick, align);
-		if (align ? calc_wheel_index(tick) == index : slot_start(index) <= tick) {
+		uint64_t start = slot_start(index);
+		if (align ? start <= exp_tick || calc_wheel_index(tick) == index : start <= tick) {
 			t->expires = expires;
 			tw::set_align(t, align);
 			if (align > widest)

@@ -130,8 +130,10 @@ struct slot {
 //            (fire_open_windows()). Between wake-ups, a timer may wait in
 //            its slot with its window open, and fires by its firing tick.
 //  window    a timer with a window is in the slot that calc_wheel_index()
-//            gives for its firing tick, the only place the search for
-//            opened windows looks, and its alignment is at most `widest`.
+//            gives for its firing tick, where the search for opened windows
+//            looks, or in a slot that comes due no later than its expiry's
+//            tick, which then places it again before its window opens; its
+//            alignment is at most `widest`.
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
 // alignment: the expiry's tick itself for an exact timer.
