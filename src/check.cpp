@@ -82,8 +82,7 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 	uint64_t start = w->slot_start(index);
 	// The bound lies in the slot's span: next_firing_tick() reads only the
 	// first slot's, and a later slot's timers may fire after its span.
-	uint64_t width = uint64_t{1} << (level * w->slot_bits);
-	uint64_t last = start > UINT64_MAX - (width - 1) ? UINT64_MAX : start + (width - 1);
+	uint64_t last = w->slot_last(index);
 	if (!s.empty() && s.min_tick > last)
 		return broken("bound: level %u slot %u spans ticks %llu to %llu, but its lower bound is tick %llu: "
 			      "the timers after it would be hidden from the next expiry",

@@ -66,9 +66,8 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	unsigned bits = tw::bit_width(last_tick);
 	unsigned levels = (bits + slot_bits - 1) / slot_bits;
 	size_t nslots = static_cast<size_t>(levels) << slot_bits;
-	size_t size = sizeof(tw_wheel) + levels * sizeof(uint64_t) + nslots * sizeof(tw::slot);
 	static_assert(sizeof(tw::slot) % alignof(uint64_t) == 0, "slots follow the bitmaps");
-	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, size));
+	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, bytes(levels, slot_bits)));
 	if (!w)
 		return -ENOMEM;
 	w->id = tw::ids::take();
@@ -226,6 +225,13 @@ size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 uint64_t tw_wheel::slot_start(size_t index) const
 {
 	return tw::calc_slot_start(now_tick, level_of(index), slot_of(index), slot_bits);
+}
+
+// The last tick a bucket spans (UINT64_MAX for one that reaches past it).
+uint64_t tw_wheel::slot_last(size_t index) const
+{
+	uint64_t start = slot_start(index), width = uint64_t{1} << (level_of(index) * slot_bits);
+	return start > UINT64_MAX - (width - 1) ? UINT64_MAX : start + (width - 1);
 }
 
 // The earliest tick at which a bucket can fire a timer: its start, or the
@@ -570,8 +576,7 @@ void tw_wheel::take_opened(size_t index)
 	tw::slot &s = slots[index];
 	if (s.min_open > now_tick)
 		return;
-	uint64_t start = slot_start(index), width = uint64_t{1} << (level_of(index) * slot_bits);
-	uint64_t last = start > UINT64_MAX - (width - 1) ? UINT64_MAX : start + (width - 1);
+	uint64_t last = slot_last(index);
 	bool coarse = level_of(index) > 0;
 	tw_timer *chains[tw::lanes];
 	s.take_all(chains);
@@ -601,7 +606,7 @@ int tw_wheel::run_expired_timers()
 	due.init();
 	for (tw_timer *t; (t = ready);) {
 		unlink(t);
-		if (t->tw__flags & tw::flag_periodic) {
+		if (tw::is_periodic(t)) {
 			// Re-armed before its callback, so the callback may stop it.
 			// A period set to 0 after init ends the repetition, and so
 			// does the end of time: at now == UINT64_MAX no expiry is

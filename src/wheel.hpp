@@ -186,6 +186,11 @@ struct tw_wheel {
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
 
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
+	// The one allocation create() makes: the wheel, its bitmaps, its slots.
+	static size_t bytes(unsigned levels, unsigned slot_bits)
+	{
+		return sizeof(tw_wheel) + levels * sizeof(uint64_t) + (static_cast<size_t>(levels) << slot_bits) * sizeof(tw::slot);
+	}
 	void destroy();
 	// A destroyed wheel that nobody holds any longer: no advance runs on
 	// it, no hook is installed, and we are not inside the hook (which may
@@ -227,6 +232,7 @@ struct tw_wheel {
 	uint64_t fire_tick(uint64_t exp_tick, unsigned align) const;
 	size_t calc_wheel_index(uint64_t exp_tick) const;
 	uint64_t slot_start(size_t index) const;
+	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
 
