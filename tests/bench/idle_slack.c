@@ -47,6 +47,8 @@
 #include <timerwheel/uring.h>
 #endif
 
+#include "../model.h" /* the tick the header promises a window */
+
 #define MS 1000000ull
 
 struct session {
@@ -100,22 +102,6 @@ static uint64_t rnd(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* The tick the header promises a window, in ns: of the ticks from the
- * expiry's to that + slack / tick, the multiple of the largest power of two
- * (searched from the largest down; far from the end of time here). A
- * wake-up for another session may close it earlier, inside its window. */
-static uint64_t chosen_ns(uint64_t e, uint64_t slack, uint64_t tick)
-{
-	uint64_t first = e / tick + (e % tick != 0), last = first + slack / tick;
-
-	for (uint64_t p = 1ull << 62;; p /= 2) {
-		uint64_t m = (first + p - 1) / p * p;
-
-		if (m <= last)
-			return m * tick;
-	}
-}
-
 static void on_idle(struct tw_timer *t)
 {
 	struct session *s = tw_container_of(t, struct session, timer);
@@ -125,7 +111,7 @@ static void on_idle(struct tw_timer *t)
 		g.early++;
 	if (s->closes++ == 0) {
 		g.to_end[g.closed] = (int64_t)(fired - e) - (int64_t)g.slack;
-		g.to_tick[g.closed] = (int64_t)(fired - chosen_ns(e, g.slack, tw_tick(g.w)));
+		g.to_tick[g.closed] = (int64_t)(fired - tw_model_coarsest_ns(e, g.slack, tw_tick(g.w)));
 		g.closed++;
 	}
 	if (g.closed == g.sessions)
