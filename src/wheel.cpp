@@ -573,6 +573,10 @@ __attribute__((noinline)) void tw_wheel::fire_open_windows()
 // wake-up at which a window in it has opened.
 void tw_wheel::take_opened(size_t index)
 {
+	// An empty slot's bound is UINT64_MAX too, but the bitmap answers
+	// without touching the slot.
+	if (!(occupied[level_of(index)] >> slot_of(index) & 1))
+		return;
 	tw::slot &s = slots[index];
 	if (s.min_open > now_tick)
 		return;
