@@ -17,10 +17,21 @@
 //   enough to 2^(64+L) / d (the error term e = d - 2^(64+L) mod d is below
 //   2^L) then n / d = (n * m) >> (64 + L) for every 64-bit n.
 //
-//   Otherwise one more bit of precision is needed: the multiplier is
-//   2^64 + m' with m' = floor(2^(65+L) / d) + 1 - 2^64, and the shift
-//   65 + L. The 65-bit product is formed without overflow as
-//   q = (n * m') >> 64, then ((n - q) / 2 + q) >> L.
+//   The condition comes from the rounding: m = (2^(64+L) + e) / d, so
+//   n * m / 2^(64+L) is n / d plus n * e / (d * 2^(64+L)), which must stay
+//   below the distance to the next integer, at least 1 / d: n * e < 2^(64+L)
+//   for every n below 2^64.
+//
+//   An even divisor d = 2^z * d' (every tick given in whole microseconds
+//   or milliseconds is one) divides in two steps: n / d = (n >> z) / d'.
+//   The shifted numerator is below 2^(64-z), so the condition for d' is
+//   e < 2^(L'+z), which holds for any z >= 1 because e <= d' < 2^(L'+1):
+//   a shift, a multiplication and a shift, always.
+//
+//   An odd divisor that misses the condition needs one more bit of
+//   precision: the multiplier is 2^64 + m' with m' = floor(2^(65+L) / d)
+//   + 1 - 2^64, and the shift 65 + L. The 65-bit product is formed without
+//   overflow as q = (n * m') >> 64, then ((n - q) / 2 + q) >> L.
 //
 // A power of two is a shift. tests/test_divide.cpp checks quotient()
 // against the divide instruction on the edges and on random numbers.
@@ -40,19 +51,32 @@ __extension__ typedef unsigned __int128 u128; // GCC and Clang on 64-bit targets
 struct divider {
 	enum kind : uint8_t { pow2, mul, mul_add, div_insn };
 	uint64_t magic; // the divisor itself for div_insn
+	uint8_t pre;    // mul: the numerator's shift before the product (z above)
 	uint8_t shift;
 	kind how;
 
 	static divider by(uint64_t d)
 	{
 		unsigned log2 = 63u - static_cast<unsigned>(__builtin_clzll(d));
-		divider v = { d, static_cast<uint8_t>(log2), pow2 };
+		divider v = { d, 0, static_cast<uint8_t>(log2), pow2 };
 		if ((d & (d - 1)) == 0)
 			return v;
 #ifndef __SIZEOF_INT128__
 		v.how = div_insn; // no 128-bit product: the divide instruction
 		return v;
 #else
+		if (!(d & 1)) {
+			unsigned z = static_cast<unsigned>(__builtin_ctzll(d));
+			divider odd = by(d >> z); // not a power of two either
+			if (odd.how == mul_add) {
+				// 2^(64+L') / d' + 1, which fits (d' > 2^L').
+				u128 num = static_cast<u128>(uint64_t{1} << odd.shift) << 64;
+				odd.magic = static_cast<uint64_t>(num / (d >> z)) + 1;
+				odd.how = mul;
+			}
+			odd.pre = static_cast<uint8_t>(odd.pre + z);
+			return odd;
+		}
 		// 2^(64+L) / d: the high word 2^L, the low word 0.
 		u128 num = static_cast<u128>(uint64_t{1} << log2) << 64;
 		uint64_t m = static_cast<uint64_t>(num / d);
@@ -80,9 +104,9 @@ struct divider {
 #ifndef __SIZEOF_INT128__
 		return n / magic;
 #else
-		uint64_t q = static_cast<uint64_t>((static_cast<u128>(n) * magic) >> 64);
 		if (how == mul)
-			return q >> shift;
+			return static_cast<uint64_t>((static_cast<u128>(n >> pre) * magic) >> 64) >> shift;
+		uint64_t q = static_cast<uint64_t>((static_cast<u128>(n) * magic) >> 64);
 		return (((n - q) >> 1) + q) >> shift;
 #endif
 	}
