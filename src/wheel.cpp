@@ -175,10 +175,11 @@ uint64_t tw_wheel::tick_of_now(uint64_t ns) const
 }
 
 // An expiry's tick: rounded up, so that firing at the tick is never early.
+// ceil(ns / tick) is floor((ns - 1) / tick) + 1 for ns > 0, one quotient
+// and no remainder.
 uint64_t tw_wheel::tick_of_expiry(uint64_t ns) const
 {
-	uint64_t q = per_tick.quotient(ns);
-	return q + (ns - q * tick_ns != 0);
+	return ns ? per_tick.quotient(ns - 1) + 1 : 0;
 }
 
 uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
@@ -315,9 +316,11 @@ void tw_wheel::unlink(tw_timer *t)
 	if (t->tw__where == tw::where_due) {
 		due.remove(t); // or from `ready`: remove() leaves due's tail alone then
 	} else {
+		// Only the last timer of a lane can leave the slot empty.
 		size_t index = index_of(t);
+		bool lane_end = !t->tw__next;
 		tw::hlist_del(t);
-		if (slots[index].empty())
+		if (lane_end && slots[index].empty())
 			emptied(index);
 	}
 	t->tw__where = tw::where_idle;
@@ -356,7 +359,7 @@ void tw_wheel::notify_now(uint64_t when)
 // the usual arm, later than the earliest, costs no more than this test.
 TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
 {
-	if (running || (expires >= notified && !was_empty) || !notify)
+	if (!notify || running || (expires >= notified && !was_empty))
 		return;
 	uint64_t next = next_expiry();
 	if (next < notified || was_empty)
@@ -635,6 +638,11 @@ int tw_wheel::run_expired_timers()
 
 // The caller (capi.cpp) frees a wheel destroyed from a callback once this
 // returns: see unused().
+//
+// Most advances of a loop that polls find nothing to do: no request, no
+// due timer, no window to look for, and no slot coming due before the
+// target. They only move the clock, here, and everything else is in
+// advance_events(), out of line.
 int tw_wheel::advance(uint64_t now)
 {
 	if (running)
@@ -643,6 +651,20 @@ int tw_wheel::advance(uint64_t now)
 		return -EINVAL;
 	if (now < now_ns)
 		return 0;
+	uint64_t target_tick = tick_of_now(now);
+	if (due.first || widest || requests_pending() || next_event_tick() <= target_tick)
+		return advance_events(now);
+	now_tick = target_tick;
+	now_ns = now;
+	stats.advances++;
+	stats.idle_advances++;
+	if (notify)
+		notify_now(next_expiry());
+	return 0;
+}
+
+__attribute__((noinline)) int tw_wheel::advance_events(uint64_t now)
+{
 	if (requests_pending())
 		drain();
 
