@@ -96,6 +96,9 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 			if (!tw_wheel::in_slot(t) || tw_wheel::index_of(t) != index)
 				return broken("links: timer %p in level %u slot %u has where=%u", (const void *)t,
 					      level, slot, t->tw__where);
+			if (!t->expires)
+				return broken("stay: timer %p in level %u slot %u expires at 0, not after the clock",
+					      (const void *)t, level, slot);
 			uint64_t exp_tick = w->tick_of_expiry(t->expires);
 			unsigned align = tw::align_of(t);
 			uint64_t tick = w->fire_tick(exp_tick, align);

@@ -174,12 +174,13 @@ uint64_t tw_wheel::tick_of_now(uint64_t ns) const
 	return ns == UINT64_MAX ? last_tick : per_tick.quotient(ns);
 }
 
-// An expiry's tick: rounded up, so that firing at the tick is never early.
-// ceil(ns / tick) is floor((ns - 1) / tick) + 1 for ns > 0, one quotient
-// and no remainder.
+// An expiry's tick, for an expiry after tick 0 (every expiry placed in a
+// slot, which lies after the clock): rounded up, so that firing at the tick
+// is never early. ceil(ns / tick) is floor((ns - 1) / tick) + 1 for ns > 0,
+// one quotient and no remainder.
 uint64_t tw_wheel::tick_of_expiry(uint64_t ns) const
 {
-	return ns ? per_tick.quotient(ns - 1) + 1 : 0;
+	return per_tick.quotient(ns - 1) + 1;
 }
 
 uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
@@ -512,10 +513,8 @@ TW_HOT_INLINE uint64_t tw_wheel::next_event_tick() const
 }
 
 // Move the clock to `target_tick` one event at a time, cascading higher
-// slots and moving level-0 slots to the due list. Out of line: an advance
-// with no event before its target, the usual wake-up of a loop that polls,
-// does not get here.
-__attribute__((noinline)) void tw_wheel::collect_expired_timers(uint64_t target_tick)
+// slots and moving level-0 slots to the due list.
+void tw_wheel::collect_expired_timers(uint64_t target_tick)
 {
 	while (level_mask) {
 		unsigned level = tw::lsb64(level_mask);
@@ -656,7 +655,7 @@ int tw_wheel::advance(uint64_t now)
 		return 0;
 	uint64_t target_tick = tick_of_now(now);
 	if (due.first || widest || requests_pending() || next_event_tick() <= target_tick)
-		return advance_events(now);
+		return advance_events(now, target_tick);
 	now_tick = target_tick;
 	now_ns = now;
 	stats.advances++;
@@ -666,7 +665,7 @@ int tw_wheel::advance(uint64_t now)
 	return 0;
 }
 
-__attribute__((noinline)) int tw_wheel::advance_events(uint64_t now)
+__attribute__((noinline)) int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
 {
 	if (requests_pending())
 		drain();
@@ -674,11 +673,7 @@ __attribute__((noinline)) int tw_wheel::advance_events(uint64_t now)
 	// A wake-up, an advance that reaches the next expiry, serves every
 	// window it falls in (the open rule).
 	bool wake_up = widest && now >= next_expiry();
-	uint64_t target_tick = tick_of_now(now);
-	if (next_event_tick() <= target_tick)
-		collect_expired_timers(target_tick);
-	else
-		now_tick = target_tick;
+	collect_expired_timers(target_tick);
 	if (wake_up) {
 		fire_open_windows();
 		woke_tick = now_tick;

@@ -247,7 +247,7 @@ private:
 	void place_again(tw_timer **chains, unsigned from_level);
 	void fire_open_windows();
 	void take_opened(size_t index);
-	int advance_events(uint64_t now);
+	int advance_events(uint64_t now, uint64_t target_tick);
 	int run_expired_timers();
 	void notify_armed(uint64_t expires, bool was_empty);
 	void notify_now(uint64_t when);
