@@ -279,13 +279,37 @@ TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, u
 	level_mask |= uint64_t{1} << level;
 }
 
-// Arm an idle timer for a window of `slack` ticks after its expiry's tick.
-TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
+// An idle timer becomes this wheel's, armed for `expires`.
+TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 {
 	t->expires = expires;
 	t->tw__owner = id;
 	count++;
 	stats.armed++;
+}
+
+// Place a claimed timer whose expiry's tick lies after the clock, firing at
+// fire_tick(exp_tick, align), in the slot calc_wheel_index() gives for it.
+TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned align)
+{
+	set_window(t, align);
+	uint64_t tick = fire_tick(exp_tick, align);
+	enqueue(t, calc_wheel_index(tick), tick, exp_tick);
+}
+
+// A timer's alignment, and the bound every search of opened windows
+// relies on (the window rule).
+TW_HOT_INLINE void tw_wheel::set_window(tw_timer *t, unsigned align)
+{
+	tw::set_align(t, align);
+	if (align > widest)
+		widest = align;
+}
+
+// Arm an idle timer for a window of `slack` ticks after its expiry's tick.
+TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
+{
+	claim(t, expires);
 	if (expires <= now_ns) {
 		// Due now. A periodic timer keeps its alignment for its re-arms.
 		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
@@ -294,12 +318,7 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 		return;
 	}
 	uint64_t exp_tick = tick_of_expiry(expires);
-	unsigned align = window_align(t, exp_tick, slack);
-	tw::set_align(t, align);
-	if (align > widest)
-		widest = align;
-	uint64_t tick = fire_tick(exp_tick, align);
-	enqueue(t, calc_wheel_index(tick), tick, exp_tick);
+	place(t, exp_tick, window_align(t, exp_tick, slack));
 }
 
 // The last timer left slot `index`.
@@ -416,9 +435,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 		uint64_t start = slot_start(index);
 		if (align ? start <= exp_tick || calc_wheel_index(tick) == index : start <= tick) {
 			t->expires = expires;
-			tw::set_align(t, align);
-			if (align > widest)
-				widest = align;
+			set_window(t, align);
 			stats.armed++;
 			bool earlier = tick < slots[index].min_tick;
 			slots[index].lower(tick, exp_tick);
@@ -426,6 +443,12 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 				notify_armed(expires, false);
 			return 1;
 		}
+		// Moved: the tick and alignment just computed are the new ones.
+		unlink(t);
+		claim(t, expires);
+		place(t, exp_tick, align);
+		notify_armed(expires, false);
+		return 1;
 	}
 	unlink(t);
 	arm(t, expires, slack);
@@ -642,9 +665,11 @@ int tw_wheel::run_expired_timers()
 // returns: see unused().
 //
 // Most advances of a loop that polls find nothing to do: no request, no
-// due timer, no window to look for, and no slot coming due before the
-// target. They only move the clock, here, and everything else is in
-// advance_events(), out of line.
+// due timer, and no slot coming due by the target. They only move the
+// clock, here, and everything else is in advance_events(), out of line.
+// Such an advance is no wake-up either, so there are no windows to look
+// for: the next expiry is no earlier than the first event's tick, which
+// lies after the target's.
 int tw_wheel::advance(uint64_t now)
 {
 	if (running)
@@ -654,7 +679,7 @@ int tw_wheel::advance(uint64_t now)
 	if (now < now_ns)
 		return 0;
 	uint64_t target_tick = tick_of_now(now);
-	if (due.first || widest || requests_pending() || next_event_tick() <= target_tick)
+	if (due.first || requests_pending() || next_event_tick() <= target_tick)
 		return advance_events(now, target_tick);
 	now_tick = target_tick;
 	now_ns = now;

@@ -134,10 +134,10 @@ struct slot {
 //            looks, or in a slot that comes due no later than its expiry's
 //            tick, which then places it again before its window opens; its
 //            alignment is at most `widest`.
+//  count     count is the number of timers on all the lists.
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
 // alignment: the expiry's tick itself for an exact timer.
-//  count     count is the number of timers on all the lists.
 struct tw_wheel {
 	uint64_t tick_ns;
 	tw::divider per_tick; // n / tick_ns without a divide instruction (divide.hpp)
@@ -238,6 +238,9 @@ struct tw_wheel {
 
 private:
 	void idle_all_timers();
+	void claim(tw_timer *t, uint64_t expires);
+	void place(tw_timer *t, uint64_t exp_tick, unsigned align);
+	void set_window(tw_timer *t, unsigned align);
 	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
 	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick);
 	void unlink(tw_timer *t);
