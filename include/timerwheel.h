@@ -31,10 +31,11 @@
  * advance short of tw_next_expiry() fires a timer with slack only once its
  * tick has come. To find opened windows a wake-up walks the slot of each
  * such tick in which a window has opened, with all its timers, exact ones
- * too: about one slot per power of two in use. A periodic timer keeps one rule for all its re-arms: it
- * fires at E's tick rounded up to a multiple of 2^a ticks, 2^a the largest
- * power of two no greater than S / tick + 1 (the last tick if that
- * multiple lies past it). Slack 0 is the exact rule above.
+ * too: about one slot per power of two in use. A periodic timer keeps one
+ * rule for all its re-arms: it fires at E's tick rounded up to a multiple
+ * of 2^a ticks, 2^a the largest power of two no greater than S / tick + 1
+ * (the last tick if that multiple lies past it). Slack 0 is the exact rule
+ * above.
  *
  * Order. Timers that fire in one advance fire in the order of their ticks
  * (for a timer with slack, a tick inside its window: those whose tick the
@@ -380,9 +381,8 @@ TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * common re-arm, a timeout pushed forward on each event, touches no other
  * timer's memory. (A timer with slack stays while its bucket comes due
  * before its new window opens, or holds the tick picked in that window,
- * and moves otherwise.) The timer
- * gets the wheel's default slack, as with tw_add(); tw_mod_range() gives
- * its own.
+ * and moves otherwise.) The timer gets the wheel's default slack, as with
+ * tw_add(); tw_mod_range() gives its own.
  *
  * Return: 1 if @t was armed before, 0 if it was idle, -EINVAL if @w or @t
  * is NULL, @t was not initialised, @t is armed on another wheel, or @w was
@@ -401,10 +401,9 @@ TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * at the tick the wheel picks in that window, the coarsest one, which many
  * timers share and until which a backend sleeps, or earlier in a wake-up
  * that reaches @expires rounded up to a tick (see "Slack" at the top of
- * this header). The
- * window is kept for a periodic timer's re-arms. Like Linux's hrtimer_start_range_ns() and libdispatch's
- * leeway: pass what the program can tolerate, e.g. a second on a 30 s idle
- * timeout. O(1).
+ * this header). The window is kept for a periodic timer's re-arms. Like
+ * Linux's hrtimer_start_range_ns() and libdispatch's leeway: pass what
+ * the program can tolerate, e.g. a second on a 30 s idle timeout. O(1).
  *
  * Return: as tw_add().
  */
@@ -579,9 +578,9 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
  * Lock-free and allocation-free: @req is queued on @w, and the owner
  * applies it at the start of its next tw_advance() or tw_drain() as
  * tw_mod(@w, @t, @expires): with the wheel's default slack, which replaces
- * a window the timer had from tw_add_range(). Its result is tw_mod()'s. @t and @req must
- * stay valid until @req is done; @t must not be changed by this thread
- * meanwhile (the owner's thread may use it). Wakes the owner (tw_wake_fn)
+ * a window the timer had from tw_add_range(). Its result is tw_mod()'s.
+ * @t and @req must stay valid until @req is done; @t must not be changed
+ * by this thread meanwhile (the owner's thread may use it). Wakes the owner (tw_wake_fn)
  * when @expires is earlier than it will otherwise look at the queue.
  *
  * Return: 0 when queued, -EINVAL if an argument is NULL, -EBUSY if @req is
