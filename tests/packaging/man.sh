@@ -25,6 +25,13 @@ done
 [ $nfun -gt 0 ] || fail "no shared library with tw_ functions in $libdir"
 [ $missing -eq 0 ] || fail "$missing exported functions have no manual page"
 
+# Every page names the version it documents, the build's: the overview is
+# written by hand, so this is what keeps it from naming an old release.
+version_of() { sed -n 's/^\.TH .*"timerwheel \([^"]*\)".*/\1/p' "$1"; }
+v3=$(version_of "$mandir/man3/tw_add.3")
+v7=$(version_of "$mandir/man7/timerwheel.7")
+[ -n "$v3" ] && [ "$v3" = "$v7" ] || fail "timerwheel.7 names version '$v7', tw_add.3 '$v3'"
+
 if command -v mandoc >/dev/null; then
 	mandoc -Tlint -W warning "$mandir"/man3/*.3 "$mandir"/man7/*.7 || fail "mandoc -Tlint: the warnings above"
 else
