@@ -258,10 +258,12 @@ struct harness {
 		}
 	}
 
-	// Slack: none, under a tick, a few ticks, any size, the largest.
+	// Slack: none, under a tick, a few ticks (so that windows share the
+	// finest slots with exact timers, and a search walks both), a few
+	// hundred ticks, any size, the largest.
 	uint64_t random_slack()
 	{
-		switch (src.byte() % 6) {
+		switch (src.byte() % 7) {
 		case 0:
 		case 1:
 			return 0;
@@ -269,6 +271,8 @@ struct harness {
 			return src.below(tick);
 		case 3:
 			return src.below(sat_mul(300, tick));
+		case 6:
+			return src.below(sat_mul(8, tick));
 		case 4:
 			return src.u64() >> (src.byte() % 64);
 		default:
