@@ -244,6 +244,7 @@ private:
 	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
 	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick);
 	void unlink(tw_timer *t);
+	__attribute__((noinline)) int remod(tw_timer *t, uint64_t expires, uint64_t slack);
 	void emptied(size_t index);
 	uint64_t next_event_tick() const;
 	void collect_expired_timers(uint64_t target_tick);
