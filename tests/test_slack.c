@@ -71,6 +71,18 @@ static int run_until_fired(struct tw_wheel *w)
 	return wakeups;
 }
 
+/* tw_mod_range(w, t, e, slack) on an armed timer, which must leave it in
+ * the bucket it was in. */
+static void mod_range_stays(struct tw_wheel *w, struct tw_timer *t, uint64_t e, uint64_t slack)
+{
+	unsigned level, slot, level2, slot2;
+	assert_int_equal(tw_timer_bucket(w, t, &level, &slot), 0);
+	assert_int_equal(tw_mod_range(w, t, e, slack), 1);
+	assert_int_equal(tw_timer_bucket(w, t, &level2, &slot2), 0);
+	assert_int_equal(level2, level);
+	assert_int_equal(slot2, slot);
+}
+
 /* Every distance and slack from sub-tick to days: never before E, never
  * after E + slack rounded up, and exactly at the documented tick when the
  * loop sleeps until tw_next_expiry(). */
@@ -345,19 +357,35 @@ static void test_mod_range(void **state)
 	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
 	struct tw_timer t;
 	tw_timer_init(&t, on_fire);
-	unsigned level, slot, level2, slot2;
 	assert_int_equal(tw_add_range(w, &t, 10 * SEC + 1, 5 * SEC), 0);
-	assert_int_equal(tw_timer_bucket(w, &t, &level, &slot), 0);
 	/* Later, same window: stays. */
-	assert_int_equal(tw_mod_range(w, &t, 11 * SEC, 5 * SEC), 1);
-	assert_int_equal(tw_timer_bucket(w, &t, &level2, &slot2), 0);
-	assert_int_equal(level, level2);
-	assert_int_equal(slot, slot2);
+	mod_range_stays(w, &t, 11 * SEC, 5 * SEC);
 	/* Later, but exact: must fire at 11.5 s exactly, whatever slot serves. */
 	assert_int_equal(tw_mod_range(w, &t, 11 * SEC + 500 * MS, 0), 1);
 	assert_int_equal(tw_next_expiry(w) <= 11 * SEC + 500 * MS, 1);
 	run_until_fired(w);
 	assert_int_equal(fired_at, 11 * SEC + 500 * MS);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* An exact timer re-armed later with a window takes the window's tick, as
+ * one armed with it would: the re-arm that only stores the expiry is for a
+ * timer that stays exact. */
+static void test_exact_rearmed_with_window(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_timer t;
+	tw_timer_init(&t, on_fire);
+	assert_int_equal(tw_add(w, &t, 10 * SEC), 0);
+	assert_int_equal(tw_mod_range(w, &t, 11 * SEC, 5 * SEC), 1);
+	uint64_t want = tw_model_coarsest_ns(11 * SEC, 5 * SEC, TW_DEFAULT_TICK_NS);
+	assert_true(want > 11 * SEC); /* 16384 ms: not the expiry itself */
+	run_until_fired(w); /* the bucket it stayed in may cost a wake-up first */
+	assert_int_equal(fired_count, 1);
+	assert_int_equal(fired_at, want);
 	assert_wheel_sound(w);
 	tw_wheel_destroy(w);
 }
@@ -374,13 +402,8 @@ static void test_rearm_stays_until_window(void **state)
 	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
 	struct tw_timer t;
 	tw_timer_init(&t, on_fire);
-	unsigned level, slot, level2, slot2;
 	assert_int_equal(tw_add_range(w, &t, 1000 * MS, 100 * MS), 0);
-	assert_int_equal(tw_timer_bucket(w, &t, &level, &slot), 0);
-	assert_int_equal(tw_mod_range(w, &t, 2000 * MS, 100 * MS), 1);
-	assert_int_equal(tw_timer_bucket(w, &t, &level2, &slot2), 0);
-	assert_int_equal(level2, level);
-	assert_int_equal(slot2, slot);
+	mod_range_stays(w, &t, 2000 * MS, 100 * MS);
 	struct tw_stats st;
 	tw_get_stats(w, &st);
 	assert_int_equal(st.placed, 1);
@@ -447,7 +470,7 @@ int main(void)
 		cmocka_unit_test(test_end_of_time),	    cmocka_unit_test(test_open_windows_fire_together),
 		cmocka_unit_test(test_coarsest_tick),	    cmocka_unit_test(test_periodic_boundary_at_end),
 		cmocka_unit_test(test_search_keeps_next_expiry), cmocka_unit_test(test_search_leaves_no_idle_wakeup),
-		cmocka_unit_test(test_rearm_stays_until_window),
+		cmocka_unit_test(test_rearm_stays_until_window), cmocka_unit_test(test_exact_rearmed_with_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
