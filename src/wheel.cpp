@@ -420,7 +420,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 
 // Every other tw_mod(): an idle timer, an earlier or windowed re-arm, one
 // that is due, and the refusals.
-int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
+__attribute__((noinline)) int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (destroyed)
 		return -EINVAL;
@@ -673,6 +673,18 @@ int tw_wheel::run_expired_timers()
 	return fired;
 }
 
+// Every advance that leaves the wheel alive ends here: counted, and the
+// backend told the next expiry.
+TW_HOT_INLINE int tw_wheel::end_advance(int fired)
+{
+	stats.advances++;
+	if (fired == 0)
+		stats.idle_advances++;
+	if (notify)
+		notify_now(next_expiry());
+	return fired;
+}
+
 // The caller (capi.cpp) frees a wheel destroyed from a callback once this
 // returns: see unused().
 //
@@ -695,11 +707,7 @@ int tw_wheel::advance(uint64_t now)
 		return advance_events(now, target_tick);
 	now_tick = target_tick;
 	now_ns = now;
-	stats.advances++;
-	stats.idle_advances++;
-	if (notify)
-		notify_now(next_expiry());
-	return 0;
+	return end_advance(0);
 }
 
 __attribute__((noinline)) int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
@@ -725,10 +733,5 @@ __attribute__((noinline)) int tw_wheel::advance_events(uint64_t now, uint64_t ta
 		return fired;
 	}
 
-	stats.advances++;
-	if (fired == 0)
-		stats.idle_advances++;
-	if (notify)
-		notify_now(next_expiry());
-	return fired;
+	return end_advance(fired);
 }

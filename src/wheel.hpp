@@ -244,7 +244,7 @@ private:
 	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
 	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick);
 	void unlink(tw_timer *t);
-	__attribute__((noinline)) int remod(tw_timer *t, uint64_t expires, uint64_t slack);
+	int remod(tw_timer *t, uint64_t expires, uint64_t slack);
 	void emptied(size_t index);
 	uint64_t next_event_tick() const;
 	void collect_expired_timers(uint64_t target_tick);
@@ -252,6 +252,7 @@ private:
 	void fire_open_windows();
 	void take_opened(size_t index);
 	int advance_events(uint64_t now, uint64_t target_tick);
+	int end_advance(int fired);
 	int run_expired_timers();
 	void notify_armed(uint64_t expires, bool was_empty);
 	void notify_now(uint64_t when);
