@@ -580,8 +580,9 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
  * tw_mod(@w, @t, @expires): with the wheel's default slack, which replaces
  * a window the timer had from tw_add_range(). Its result is tw_mod()'s.
  * @t and @req must stay valid until @req is done; @t must not be changed
- * by this thread meanwhile (the owner's thread may use it). Wakes the owner (tw_wake_fn)
- * when @expires is earlier than it will otherwise look at the queue.
+ * by this thread meanwhile (the owner's thread may use it). Wakes the
+ * owner (tw_wake_fn) when @expires is earlier than it will otherwise look
+ * at the queue.
  *
  * Return: 0 when queued, -EINVAL if an argument is NULL, -EBUSY if @req is
  * posted and not done yet, -ESHUTDOWN if @w was destroyed.
