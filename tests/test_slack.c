@@ -28,6 +28,14 @@ static void on_fire(struct tw_timer *t)
 	fired_count++;
 }
 
+/* A wheel with every default: 1 ms tick, 64 slots per level, no slack. */
+static struct tw_wheel *default_wheel(void)
+{
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	return w;
+}
+
 /* tw_timer_init(t, on_fire) for each timer of a NULL-terminated list. */
 static void init_timers(struct tw_timer *t, ...)
 {
@@ -128,8 +136,7 @@ static void test_fewer_placements(void **state)
 	static struct tw_timer timers[N];
 	uint64_t rng = test_seed();
 	for (int slack = 0; slack <= 1; slack++) {
-		struct tw_wheel *w;
-		assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+		struct tw_wheel *w = default_wheel();
 		for (int i = 0; i < N; i++) {
 			uint64_t e = 30 * MIN + test_rand(&rng) % (30 * SEC);
 			tw_timer_init(&timers[i], on_fire);
@@ -216,8 +223,7 @@ static void test_default_and_exact(void **state)
 static void test_open_windows_fire_together(void **state)
 {
 	(void)state;
-	struct tw_wheel *w;
-	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_wheel *w = default_wheel();
 	struct tw_timer x, a, b, c;
 	struct tw_periodic p;
 	init_timers(&x, &a, &b, &c, NULL);
@@ -262,8 +268,7 @@ static void test_open_windows_fire_together(void **state)
 static void test_search_keeps_next_expiry(void **state)
 {
 	(void)state;
-	struct tw_wheel *w;
-	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_wheel *w = default_wheel();
 	struct tw_timer wnd, x, y, z;
 	init_timers(&wnd, &x, &y, &z, NULL);
 	assert_int_equal(tw_add_range(w, &wnd, 60 * MS, 10 * MS), 0); /* [60, 70]: tick 64, level 1 slot 1 */
@@ -287,8 +292,7 @@ static void test_search_keeps_next_expiry(void **state)
 static void test_search_leaves_no_idle_wakeup(void **state)
 {
 	(void)state;
-	struct tw_wheel *w;
-	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_wheel *w = default_wheel();
 	struct tw_timer a, b, c;
 	init_timers(&a, &b, &c, NULL);
 	assert_int_equal(tw_add_range(w, &a, 100 * MS, 40 * MS), 0); /* [100, 140]: tick 128 */
@@ -314,8 +318,7 @@ static void test_search_leaves_no_idle_wakeup(void **state)
 static void test_coarsest_tick(void **state)
 {
 	(void)state;
-	struct tw_wheel *w;
-	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_wheel *w = default_wheel();
 	struct tw_timer t;
 	tw_timer_init(&t, on_fire);
 	assert_int_equal(tw_add_range(w, &t, 30000 * MS, 1000 * MS), 0);
@@ -353,8 +356,7 @@ static void test_periodic_boundary_at_end(void **state)
 static void test_mod_range(void **state)
 {
 	(void)state;
-	struct tw_wheel *w;
-	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_wheel *w = default_wheel();
 	struct tw_timer t;
 	tw_timer_init(&t, on_fire);
 	assert_int_equal(tw_add_range(w, &t, 10 * SEC + 1, 5 * SEC), 0);
@@ -375,8 +377,7 @@ static void test_mod_range(void **state)
 static void test_exact_rearmed_with_window(void **state)
 {
 	(void)state;
-	struct tw_wheel *w;
-	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_wheel *w = default_wheel();
 	struct tw_timer t;
 	tw_timer_init(&t, on_fire);
 	assert_int_equal(tw_add(w, &t, 10 * SEC), 0);
@@ -398,8 +399,7 @@ static void test_exact_rearmed_with_window(void **state)
 static void test_rearm_stays_until_window(void **state)
 {
 	(void)state;
-	struct tw_wheel *w;
-	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_wheel *w = default_wheel();
 	struct tw_timer t;
 	tw_timer_init(&t, on_fire);
 	assert_int_equal(tw_add_range(w, &t, 1000 * MS, 100 * MS), 0);
@@ -418,8 +418,7 @@ static void test_rearm_stays_until_window(void **state)
 static void test_periodic_keeps_window(void **state)
 {
 	(void)state;
-	struct tw_wheel *w;
-	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	struct tw_wheel *w = default_wheel();
 	struct tw_periodic p;
 	assert_int_equal(tw_periodic_init(&p, on_fire, 1 * SEC + 7 * MS), 0);
 	uint64_t e = 1 * SEC + 7 * MS;
