@@ -21,7 +21,7 @@
 #define MS 1000000ull
 
 static struct tw_wheel *wheel;
-static struct tw_uring *loop;
+static struct tw_uring_loop *loop;
 static int pipefd[2];
 static char byte;
 static struct tw_timer near_timer, far_timer;
@@ -43,7 +43,7 @@ static void on_far(struct tw_timer *t)
 	fired_far++;
 }
 
-static void on_cqe(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg)
+static void on_cqe(struct tw_uring_loop *u, struct io_uring_cqe *cqe, void *arg)
 {
 	(void)u;
 	(void)cqe;
