@@ -48,7 +48,10 @@
  * its own on it (an SQE like its timeout, held back while a chain is open,
  * queued again after each completion); other threads write to it, and its
  * completion applies the requests. TIMERWHEEL_URING_WAKE=eventfd in the
- * environment picks that path on any kernel. Stop those threads before
+ * environment, read at attach, picks that path on any kernel, and with it
+ * the rest of an older kernel's behaviour: no completion is posted to the
+ * CQ without an SQE (see "Link chains"). The backend asks the kernel what
+ * it can do once, at attach. Stop those threads before
  * tw_uring_detach() or tw_uring_loop_close(), which close the eventfd.
  *
  * user_data. The backend's requests carry user_data values whose top 16
@@ -220,9 +223,10 @@ TW_API uint64_t tw_uring_now(void);
  * @w:    the wheel, created with tw_uring_now() as its clock
  * @ring: an initialised ring, used by the caller's thread only
  *
- * Installs the wheel's notify hook. If timers are already armed, the timeout
- * is queued at once. From then on the program hands every CQE it reaps to
- * tw_uring_handle_cqe(), and submits as usual.
+ * Installs the wheel's notify and wake hooks. If timers are already armed,
+ * the timeout is queued at once. From then on the program hands every CQE
+ * it reaps to tw_uring_handle_cqe(), and submits as usual. The wheel stays
+ * the program's: tw_uring_detach() gives it back and never frees it.
  *
  * Return: 0, -EINVAL if an argument is NULL or @w was destroyed, -EOPNOTSUPP if @ring uses
  * IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL, -EBUSY if @w already has a
