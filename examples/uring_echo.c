@@ -42,7 +42,7 @@ struct conn {
 
 struct server {
 	struct tw_wheel *wheel;
-	struct tw_uring *loop;
+	struct tw_uring_loop *loop;
 	uint64_t idle_ns, slack_ns;
 	int lfd;
 	char in[256];
@@ -152,7 +152,7 @@ static void on_accept(int fd)
 	queue_recv(c);
 }
 
-static void on_cqe(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg)
+static void on_cqe(struct tw_uring_loop *l, struct io_uring_cqe *cqe, void *arg)
 {
 	uint64_t data = io_uring_cqe_get_data64(cqe);
 	struct conn *c = (struct conn *)(uintptr_t)(data & ~(uint64_t)7);
@@ -168,7 +168,7 @@ static void on_cqe(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg)
 		if (cqe->res > 0)
 			queue_stdin_read(); /* input is ignored; its end stops the server */
 		else
-			tw_uring_stop(u);
+			tw_uring_stop(l);
 		return;
 	case OP_RECV:
 		c->ops--;

@@ -5,8 +5,10 @@
  *
  *   uv_workers [SECONDS [WORKERS]]      (defaults: 2, 4)
  *
- * Two libuv loops, each in a thread of its own with its own wheel (a
- * struct tw_uv), hold 200 sessions each, every session with a timeout.
+ * Two libuv loops, each in a thread of its own with its own wheel
+ * (created here, attached to the loop with tw_uv_attach(), destroyed here
+ * once the loop is done), hold 200 sessions each, every session with a
+ * timeout.
  * A pool of worker threads does the sessions' work: when a worker finishes
  * a piece of a session's work, it pushes the session's timeout 50 ms ahead
  * with tw_post_mod(); when it finishes the session, it cancels the timeout
@@ -51,7 +53,7 @@ struct loop {
 	pthread_t thread;
 	uv_loop_t uv;
 	struct tw_uv timers;
-	struct tw_wheel *w; /* tw_uv_wheel(), read once: the handle is the loop thread's */
+	struct tw_wheel *w; /* ours: the workers post to it, the loop drives it */
 	uv_async_t quit; /* keeps the loop running until the workers are done */
 	struct session sessions[SESSIONS];
 	unsigned long expired;
@@ -159,10 +161,9 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < NLOOPS; k++) {
 		struct loop *l = &loops[k];
-		if (uv_loop_init(&l->uv) || tw_uv_init(&l->uv, &l->timers, NULL, 0) ||
-		    uv_async_init(&l->uv, &l->quit, on_quit))
+		if (uv_loop_init(&l->uv) || tw_wheel_create(&l->w, NULL, tw_uv_now()) ||
+		    tw_uv_attach(&l->uv, &l->timers, l->w, 0) || uv_async_init(&l->uv, &l->quit, on_quit))
 			return 1;
-		l->w = tw_uv_wheel(&l->timers);
 		for (int i = 0; i < SESSIONS; i++) {
 			l->sessions[i].loop = l;
 			tw_timer_init(&l->sessions[i].timeout, on_timeout);
@@ -206,6 +207,7 @@ int main(int argc, char **argv)
 		uv_async_send(&loops[k].quit);
 		pthread_join(loops[k].thread, NULL);
 		uv_loop_close(&loops[k].uv);
+		tw_wheel_destroy(loops[k].w); /* the backend let go of it; the workers are gone */
 		expired += loops[k].expired;
 		for (int i = 0; i < SESSIONS; i++) {
 			struct session *s = &loops[k].sessions[i];

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_uring backend: one IORING_OP_TIMEOUT per wheel, on the program's ring
- * (attached) or on a ring this file creates and runs (owned loop).
+ * The io_uring backend attached to a ring: one IORING_OP_TIMEOUT per
+ * wheel, on a ring whose loop belongs to someone else (the program's, or
+ * the owned loop of uring_loop.c). It queues SQEs and reads completions
+ * handed to it; it never submits-and-waits.
  *
  * The one fact everything rests on: the timeout's own completion (-ETIME,
  * or -ECANCELED if someone cancelled it) always arrives, and it is the only
@@ -13,8 +15,14 @@
  * is filled in. So `ts` lives here and always holds the latest wanted
  * expiry: a request of ours still waiting in the SQ picks up a later
  * change for free, and the hook queues a new SQE only when none waits.
+ *
+ * What a kernel can do without an SQE differs by version; each way is one
+ * small function below, and attach() picks one of each, once: cancelling
+ * our timeout from the register path (6.0), posting a completion straight
+ * to the CQ (6.13), or, where that is missing, waking the loop through an
+ * eventfd that a poll of ours watches.
  */
-#include "timerwheel/uring.h"
+#include "uring_int.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -27,13 +35,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
+
+/* The low byte of our user_data: which request of ours completed. */
 enum {
-	KIND_TIMEOUT = 1,
-	KIND_UPDATE = 2,
-	KIND_REMOVE = 3,
-	KIND_NOP = 4,
-	KIND_KICK = 5,
-	KIND_WAKE = 6, /* another thread posted a request (tw_post_mod()) */
+	KIND_TIMEOUT = 1, /* the wheel's timeout */
+	KIND_UPDATE = 2,  /* an IORING_TIMEOUT_UPDATE of it */
+	KIND_WAKE = 3,    /* "look again": a posted completion, or our eventfd poll */
+	KIND_DETACHED = 4, /* removals and NOPs queued by tw_uring_detach() */
 	KIND_MASK = 0xff,
 };
 
@@ -53,33 +62,25 @@ struct tw_uring {
 	struct queued q_timeout;
 	struct queued q_update;
 	struct queued q_poll;
-	/* Waking the loop from other threads: a message posted to the CQ, or,
-	 * where the kernel cannot (before 6.13), a write to this eventfd, which
-	 * a poll of ours on the ring watches. -1 in the first case. */
-	int wake_fd;
-	bool polling;      /* our poll on wake_fd was queued, its completion not yet seen */
-	bool poll_wanted;  /* ... and one should be: queued at the next chance */
-	bool inflight; /* a timeout was queued and its completion not yet seen */
-	bool broken;   /* the kernel refused the timeout itself: stop re-arming */
-	bool deferred; /* an SQE was wanted while the program's chain was open */
-	bool owned;
-	bool running;
-	bool stop;
-	unsigned wait;
-	unsigned busy; /* > 0 while the backend runs the wheel's callbacks */
-	uint64_t user_inflight;
-	tw_uring_cqe_fn cqe_fn;
-	void *arg;
+	/* The kernel's ways, chosen once at attach (see the top). */
+	bool (*cancel)(struct tw_uring *u); /* our submitted timeout, without an SQE */
+	bool (*post)(struct tw_uring *u);   /* a KIND_WAKE completion, without an SQE */
+	int wake_fd;     /* the eventfd our poll watches; -1 when posting works */
+	bool polling;    /* our poll on wake_fd was queued, its completion not yet seen */
+	bool poll_wanted; /* ... and one should be: queued at the next chance */
+	bool inflight;   /* a timeout was queued and its completion not yet seen */
+	bool broken;     /* the kernel refused the timeout itself: stop re-arming */
+	bool deferred;   /* an SQE was wanted while the program's chain was open */
+	bool no_timeout; /* TW__URING_NO_TIMEOUT */
+	unsigned busy;   /* > 0 while the backend runs the wheel's callbacks */
 	struct tw_uring_stats st;
-	struct io_uring own_ring;
 };
 
 static atomic_uint_fast64_t next_id = 1;
 
-#define TW__URING_LOOP_FLAGS                                                            \
-	(IORING_SETUP_CLAMP | IORING_SETUP_R_DISABLED | IORING_SETUP_SUBMIT_ALL |        \
-	 IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |   \
-	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)
+#ifndef IORING_REGISTER_SEND_MSG_RING
+#define IORING_REGISTER_SEND_MSG_RING 31 /* kernel 6.13; liburing 2.3 lacks it */
+#endif
 
 uint64_t tw_uring_now(void)
 {
@@ -89,7 +90,7 @@ uint64_t tw_uring_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void set_error(struct tw_uring *u, int err)
+void tw__uring_error(struct tw_uring *u, int err)
 {
 	u->st.errors++;
 	u->st.last_error = err;
@@ -130,165 +131,225 @@ static bool chain_open(const struct tw_uring *u)
 	return (sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)) != 0;
 }
 
-#ifndef IORING_REGISTER_SEND_MSG_RING
-#define IORING_REGISTER_SEND_MSG_RING 31 /* kernel 6.13; liburing 2.3 lacks it */
-#endif
+/* --- The kernel's ways, one function each ------------------------------- */
 
-/* Cancels our submitted timeout without an SQE; its completion follows. */
-static int cancel_sync(struct tw_uring *u)
+/* Kernel 6.0: cancel our submitted timeout from the register path; its
+ * completion follows. -ENOENT/-EALREADY: it is completing anyway. */
+static bool cancel_timeout_sync(struct tw_uring *u)
 {
 	struct io_uring_sync_cancel_reg reg;
+	int r;
 
 	memset(&reg, 0, sizeof(reg));
 	reg.addr = u->ud_base | KIND_TIMEOUT;
 	reg.timeout.tv_sec = -1;
 	reg.timeout.tv_nsec = -1;
-	return io_uring_register_sync_cancel(u->ring, &reg);
+	r = io_uring_register_sync_cancel(u->ring, &reg);
+	return r == 0 || r == -ENOENT || r == -EALREADY;
 }
+
+static bool cannot(struct tw_uring *u)
+{
+	(void)u;
+	return false;
+}
+
+/* IORING_REGISTER_SEND_MSG_RING: the ringless form of IORING_OP_MSG_RING. */
+static int send_msg_ring(int ring_fd, uint64_t user_data)
+{
+	struct io_uring_sqe msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.opcode = IORING_OP_MSG_RING;
+	msg.fd = ring_fd;
+	msg.addr = IORING_MSG_DATA;
+	msg.off = user_data;
+	return (int)syscall(__NR_io_uring_register, -1, IORING_REGISTER_SEND_MSG_RING, &msg, 1);
+}
+
+/* Kernel 6.13: a KIND_WAKE completion straight to the ring's CQ. */
+static bool post_to_cq(struct tw_uring *u)
+{
+	return send_msg_ring(u->ring->ring_fd, u->ud_base | KIND_WAKE) >= 0;
+}
+
+/* The wake hook, from any thread, when posting works. It reads only what
+ * attach() set once. */
+static void wake_by_cq(struct tw_wheel *w, void *arg)
+{
+	(void)w;
+	(void)post_to_cq(arg);
+}
+
+/* The wake hook where it does not: our poll on the eventfd completes. */
+static void wake_by_eventfd(struct tw_wheel *w, void *arg)
+{
+	struct tw_uring *u = arg;
+	uint64_t one = 1;
+
+	(void)w;
+	/* EAGAIN only when the counter is full: a wake-up is pending. */
+	(void)!write(u->wake_fd, &one, sizeof(one));
+}
+
+/*
+ * Can this kernel cancel from the register path? Asked of a user_data no
+ * request carries: -ENOENT says yes; a kernel without it rejects the
+ * opcode (-EINVAL). A ring not yet enabled answers -EBADFD: yes, later.
+ */
+static bool can_cancel_sync(struct tw_uring *u)
+{
+	struct io_uring_sync_cancel_reg reg;
+	int r;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.addr = u->ud_base | KIND_DETACHED;
+	r = io_uring_register_sync_cancel(u->ring, &reg);
+	return r == -ENOENT || r == -EBADFD || r == 0;
+}
+
+/*
+ * Can another thread post to a CQ without an SQE? Asked without posting
+ * anything: a message to @not_a_ring gets -EBADFD from a kernel that has
+ * the call and -EBADF from an older one, which rejects the ringless
+ * register call (fd -1) before reading it. TIMERWHEEL_URING_WAKE=eventfd
+ * in the environment says no, to run the fallback on any kernel.
+ */
+static bool can_post(int not_a_ring)
+{
+	const char *force = getenv("TIMERWHEEL_URING_WAKE");
+
+	if (force && strcmp(force, "eventfd") == 0)
+		return false;
+	return send_msg_ring(not_a_ring, 0) < 0 && errno == EBADFD;
+}
+
+/* Picks the kernel's ways and the wake hook they allow. */
+static tw_wake_fn choose_ways(struct tw_uring *u)
+{
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	u->cancel = can_cancel_sync(u) ? cancel_timeout_sync : cannot;
+	u->post = cannot;
+	if (fd < 0) {
+		tw__uring_error(u, -errno); /* requests wait for the next expiry */
+		return NULL;
+	}
+	if (can_post(fd)) {
+		close(fd);
+		u->post = post_to_cq;
+		return wake_by_cq;
+	}
+	u->wake_fd = fd;
+	u->poll_wanted = true;
+	return wake_by_eventfd;
+}
+
+/* --- Queueing our SQEs --------------------------------------------------- */
 
 /*
  * We could not queue an SQE because the program's chain is open. Make sure
  * a completion of ours comes back soon without using the SQ, so that the
  * program's next wait ends and tw_uring_handle_cqe() can queue it then,
- * once the chain has gone to the kernel. Cancelling our timeout from the
- * register path (kernel 6.0) does that when one is in flight; otherwise a
- * message posted straight to the ring's CQ (kernel 6.13). On older kernels
- * the SQE waits for the next call into the backend.
+ * once the chain has gone to the kernel.
  */
-static void kick(struct tw_uring *u)
+static void hold_back(struct tw_uring *u)
 {
-	struct io_uring_sqe msg;
-
-	if (u->inflight && !still_queued(u, &u->q_timeout)) {
-		int r = cancel_sync(u);
-
-		/* -ENOENT/-EALREADY: it is completing anyway, which is as good. */
-		if (r == 0 || r == -ENOENT || r == -EALREADY) {
-			u->st.kicks++;
-			return;
-		}
-	}
-	memset(&msg, 0, sizeof(msg));
-	msg.opcode = IORING_OP_MSG_RING;
-	msg.fd = u->ring->ring_fd;
-	msg.addr = IORING_MSG_DATA;
-	msg.off = u->ud_base | KIND_KICK;
-	if (syscall(__NR_io_uring_register, -1, IORING_REGISTER_SEND_MSG_RING, &msg, 1) >= 0)
+	if (u->deferred)
+		return;
+	u->deferred = true;
+	u->st.chain_defers++;
+	if ((u->inflight && !still_queued(u, &u->q_timeout) && u->cancel(u)) || u->post(u))
 		u->st.kicks++;
 }
 
-/*
- * The wake hook, from any thread: a completion posted straight to the
- * ring's CQ through the register path (IORING_REGISTER_SEND_MSG_RING, the
- * ringless form of IORING_OP_MSG_RING, kernel 6.13), so the loop's wait
- * ends and the requests are applied in tw_uring_handle_cqe(); on older
- * kernels a write to the eventfd that our poll watches (see arm_poll()).
- * It reads only what init() set once.
- */
-static void wake(struct tw_wheel *w, void *arg)
-{
-	struct tw_uring *u = arg;
-	struct io_uring_sqe msg;
-
-	(void)w;
-	if (u->wake_fd >= 0) {
-		uint64_t one = 1;
-
-		/* EAGAIN only when the counter is full: a wake-up is pending. */
-		(void)!write(u->wake_fd, &one, sizeof(one));
-		return;
-	}
-	memset(&msg, 0, sizeof(msg));
-	msg.opcode = IORING_OP_MSG_RING;
-	msg.fd = u->ring->ring_fd;
-	msg.addr = IORING_MSG_DATA;
-	msg.off = u->ud_base | KIND_WAKE;
-	(void)syscall(__NR_io_uring_register, -1, IORING_REGISTER_SEND_MSG_RING, &msg, 1);
-}
-
+/* An SQE for us, or NULL: held back while the program's chain is open, or
+ * the SQ stays full even after submitting the program's SQEs. */
 static struct io_uring_sqe *take_sqe(struct tw_uring *u)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(u->ring);
+	struct io_uring_sqe *sqe;
+	int r;
 
-	if (!sqe) {
-		/* The SQ is full: submitting the program's SQEs is the only way on. */
-		int r = io_uring_submit(u->ring);
-
-		u->st.self_submits++;
-		if (r < 0)
-			set_error(u, r);
-		sqe = io_uring_get_sqe(u->ring);
+	if (chain_open(u)) {
+		hold_back(u);
+		return NULL;
 	}
+	sqe = io_uring_get_sqe(u->ring);
+	if (sqe)
+		return sqe;
+	u->st.self_submits++;
+	r = io_uring_submit(u->ring);
+	if (r < 0)
+		tw__uring_error(u, r);
+	sqe = io_uring_get_sqe(u->ring);
+	if (!sqe)
+		tw__uring_error(u, -EBUSY);
 	return sqe;
 }
 
-static void remember(struct tw_uring *u, struct queued *q, struct io_uring_sqe *sqe)
+static void remember(struct tw_uring *u, struct queued *q, struct io_uring_sqe *sqe,
+		     uint64_t kind)
 {
+	io_uring_sqe_set_data64(sqe, u->ud_base | kind);
 	q->sqe = sqe;
 	q->end = u->ring->sq.sqe_tail;
 	q->live = true;
+	u->st.sqes++;
 }
 
-static void set_ts(struct tw_uring *u, uint64_t t)
+/* Does @next need the kernel timeout to fire sooner than it will? */
+static bool sooner(const struct tw_uring *u, uint64_t next)
 {
-	u->ts.tv_sec = (long long)(t / 1000000000u);
-	u->ts.tv_nsec = (long long)(t % 1000000000u);
+	/* UINT64_MAX: a stale timeout costs one idle wake-up, a removal an SQE. */
+	if (next == UINT64_MAX || u->broken || u->no_timeout)
+		return false;
+	return !u->inflight || next < u->armed;
 }
 
-/* Make the kernel timeout fire no later than @next. Returns 1 if an SQE was queued. */
-static int arm(struct tw_uring *u, uint64_t next)
+/* Queues the timeout, or an update of the one in flight, for u->ts. */
+static bool queue_timeout(struct tw_uring *u)
 {
-	struct io_uring_sqe *sqe;
+	struct io_uring_sqe *sqe = take_sqe(u);
 
-	if (next == UINT64_MAX || u->broken)
-		return 0; /* a stale timeout costs one idle wake-up, a removal an SQE */
-	if (u->inflight && next >= u->armed)
-		return 0;
-	set_ts(u, next);
-	if (u->inflight && (still_queued(u, &u->q_timeout) || still_queued(u, &u->q_update))) {
-		u->armed = next;
-		u->deferred = false;
-		u->st.retargets++;
-		return 0;
-	}
-	if (chain_open(u)) {
-		/* u->armed stays what the kernel has, so the next hook call or
-		 * completion tries again. */
-		if (!u->deferred) {
-			u->deferred = true;
-			u->st.chain_defers++;
-			kick(u);
-		}
-		return 0;
-	}
-	sqe = take_sqe(u);
-	if (!sqe) {
-		set_error(u, -EBUSY);
-		return 0;
-	}
+	if (!sqe)
+		return false; /* u->armed stays what the kernel has: tried again later */
 	if (u->inflight) {
 		io_uring_prep_timeout_update(sqe, &u->ts, u->ud_base | KIND_TIMEOUT, IORING_TIMEOUT_ABS);
-		io_uring_sqe_set_data64(sqe, u->ud_base | KIND_UPDATE);
-		remember(u, &u->q_update, sqe);
+		remember(u, &u->q_update, sqe, KIND_UPDATE);
 		u->st.updates++;
 	} else {
 		io_uring_prep_timeout(sqe, &u->ts, 0, IORING_TIMEOUT_ABS);
-		io_uring_sqe_set_data64(sqe, u->ud_base | KIND_TIMEOUT);
-		remember(u, &u->q_timeout, sqe);
+		remember(u, &u->q_timeout, sqe, KIND_TIMEOUT);
 		u->inflight = true;
 		u->st.timeouts++;
 	}
+	return true;
+}
+
+/* Make the kernel timeout fire no later than @next. Returns 1 if an SQE was
+ * queued: a request of ours still in the SQ takes the new time for free. */
+static int arm(struct tw_uring *u, uint64_t next)
+{
+	bool queued = false;
+
+	if (!sooner(u, next))
+		return 0;
+	u->ts.tv_sec = (long long)(next / 1000000000u);
+	u->ts.tv_nsec = (long long)(next % 1000000000u);
+	if (u->inflight && (still_queued(u, &u->q_timeout) || still_queued(u, &u->q_update)))
+		u->st.retargets++;
+	else if (!(queued = queue_timeout(u)))
+		return 0;
 	u->armed = next;
 	u->deferred = false;
-	u->st.sqes++;
-	return 1;
+	return queued;
 }
 
 /*
- * The eventfd fallback: keep one IORING_OP_POLL_ADD (single-shot, so any
- * kernel with io_uring has it) on wake_fd, queued again after each of its
- * completions. While the program's chain is open it waits, as the timeout
- * does, and every completion handed to tw_uring_handle_cqe() tries again.
+ * The eventfd way: one IORING_OP_POLL_ADD (single-shot, so any kernel with
+ * io_uring has it) on wake_fd, queued again after each of its completions.
+ * While the program's chain is open it waits, as the timeout does, and
+ * every completion handed to tw_uring_handle_cqe() tries again.
  */
 static void arm_poll(struct tw_uring *u)
 {
@@ -297,416 +358,204 @@ static void arm_poll(struct tw_uring *u)
 	if (!u->poll_wanted || u->polling || chain_open(u))
 		return;
 	sqe = take_sqe(u);
-	if (!sqe) {
-		set_error(u, -EBUSY);
+	if (!sqe)
 		return;
-	}
 	io_uring_prep_poll_add(sqe, u->wake_fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, u->ud_base | KIND_WAKE);
-	remember(u, &u->q_poll, sqe);
+	remember(u, &u->q_poll, sqe, KIND_WAKE);
 	u->polling = true;
-	u->st.sqes++;
 }
 
-static int notify_sqe(struct tw_wheel *w, uint64_t next, void *arg)
+static int notify(struct tw_wheel *w, uint64_t next, void *arg)
 {
 	(void)w;
 	return arm(arg, next);
 }
 
-/* The owned loop in TW_URING_WAIT_ARG mode computes each wait from the wheel. */
-static int notify_none(struct tw_wheel *w, uint64_t next, void *arg)
-{
-	(void)w;
-	(void)next;
-	(void)arg;
-	return 0;
-}
+/* --- Completions ---------------------------------------------------------- */
 
-static void run_wheel(struct tw_uring *u)
+void tw__uring_run_wheel(struct tw_uring *u)
 {
 	u->busy++;
 	tw_advance(u->w, tw_uring_now());
 	u->busy--;
 	/* The hook normally re-armed from tw_advance(); this covers an advance
 	 * that could not run (called from inside a callback). */
-	if (!u->inflight && u->wait == TW_URING_WAIT_SQE)
+	if (!u->inflight)
 		arm(u, tw_next_expiry(u->w));
+}
+
+static void timeout_done(struct tw_uring *u, int res)
+{
+	u->inflight = false;
+	u->armed = UINT64_MAX;
+	u->q_timeout.live = false;
+	u->st.expirations++;
+	if (res != -ETIME && res != -ECANCELED) {
+		/* The kernel refused the request itself: re-arming would spin. */
+		tw__uring_error(u, res);
+		u->broken = true;
+	}
+	tw__uring_run_wheel(u);
+}
+
+static void update_done(struct tw_uring *u, int res)
+{
+	if (res == -ENOENT || res == -EALREADY)
+		u->st.stale_updates++;
+	else if (res < 0)
+		tw__uring_error(u, res);
+}
+
+/* Someone asked us to look again: requests from other threads, or a
+ * completion forced so that a held-back SQE gets queued. */
+static void woken(struct tw_uring *u, int res)
+{
+	uint64_t count;
+
+	if (u->wake_fd >= 0) {
+		/* Our poll: empty the eventfd before polling it again, so
+		 * that only a later write completes the next poll. */
+		u->polling = false;
+		u->q_poll.live = false;
+		if (res < 0 && res != -ECANCELED) {
+			tw__uring_error(u, res);
+			u->poll_wanted = false; /* refused: polling again would spin */
+		}
+		(void)!read(u->wake_fd, &count, sizeof(count));
+	}
+	/* Applying a request that moves the next expiry earlier re-arms the
+	 * timeout through the hook. Inside the wheel's callbacks it waits:
+	 * the advance's end sees it and arms for now. */
+	if (!u->busy)
+		(void)tw_drain(u->w);
 }
 
 int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 {
+	bool ours;
+
 	if (!u || !cqe)
 		return -EINVAL;
-	if ((cqe->user_data & ~(uint64_t)KIND_MASK) != u->ud_base) {
-		/* Any completion the program reaps is a chance to queue what an
-		 * open chain held back (by now it has usually been submitted). */
-		if (u->deferred && !u->busy)
-			arm(u, tw_next_expiry(u->w));
-		arm_poll(u);
-		return 0;
-	}
-
-	switch (cqe->user_data & KIND_MASK) {
-	case KIND_TIMEOUT:
-		u->inflight = false;
-		u->armed = UINT64_MAX;
-		u->q_timeout.live = false;
-		u->st.expirations++;
-		if (cqe->res != -ETIME && cqe->res != -ECANCELED) {
-			/* The kernel refused the request itself: re-arming would spin. */
-			set_error(u, cqe->res);
-			u->broken = true;
-		}
-		run_wheel(u);
-		break;
-	case KIND_KICK:
-		if (u->deferred && !u->busy)
-			arm(u, tw_next_expiry(u->w));
-		break;
-	case KIND_WAKE:
-		if (u->wake_fd >= 0) {
-			uint64_t count;
-
-			/* Our poll: empty the eventfd before polling it again, so
-			 * that only a later write completes the next poll. */
-			u->polling = false;
-			u->q_poll.live = false;
-			if (cqe->res < 0 && cqe->res != -ECANCELED) {
-				set_error(u, cqe->res);
-				u->poll_wanted = false; /* refused: polling again would spin */
-			}
-			(void)!read(u->wake_fd, &count, sizeof(count));
-		}
-		/* Applying a request that moves the next expiry earlier re-arms
-		 * the timeout through the hook. Inside the wheel's callbacks it
-		 * waits: the advance's end sees it and arms for now. */
-		if (!u->busy)
-			(void)tw_drain(u->w);
-		break;
-	case KIND_UPDATE:
-		if (cqe->res == -ENOENT || cqe->res == -EALREADY)
-			u->st.stale_updates++;
-		else if (cqe->res < 0)
-			set_error(u, cqe->res);
-		break;
-	default:
-		break;
-	}
-	arm_poll(u); /* after our poll's own completion, or one held back */
-	return 1;
+	ours = (cqe->user_data & ~(uint64_t)KIND_MASK) == u->ud_base;
+	if (ours && (cqe->user_data & KIND_MASK) == KIND_TIMEOUT)
+		timeout_done(u, cqe->res);
+	else if (ours && (cqe->user_data & KIND_MASK) == KIND_UPDATE)
+		update_done(u, cqe->res);
+	else if (ours && (cqe->user_data & KIND_MASK) == KIND_WAKE)
+		woken(u, cqe->res);
+	/* Any completion is a chance to queue what an open chain held back
+	 * (by now it has usually been submitted). */
+	if (u->deferred && !u->busy)
+		arm(u, tw_next_expiry(u->w));
+	arm_poll(u);
+	return ours;
 }
 
-/*
- * Can another thread post a completion to this ring without an SQE
- * (IORING_REGISTER_SEND_MSG_RING, kernel 6.13)? Asked without posting
- * anything: a message to @not_a_ring, a descriptor that is no ring, gets
- * -EBADFD from a kernel that has the call, and -EBADF from an older one,
- * which rejects the ringless register call (fd -1) before reading it.
- * TIMERWHEEL_URING_WAKE=eventfd in the environment says no, to run the
- * fallback on any kernel.
- */
-static bool can_send_msg_ring(int not_a_ring)
-{
-	const char *force = getenv("TIMERWHEEL_URING_WAKE");
-	struct io_uring_sqe msg;
+/* --- Attach and detach ---------------------------------------------------- */
 
-	if (force && strcmp(force, "eventfd") == 0)
-		return false;
-	memset(&msg, 0, sizeof(msg));
-	msg.opcode = IORING_OP_MSG_RING;
-	msg.fd = not_a_ring;
-	msg.addr = IORING_MSG_DATA;
-	return syscall(__NR_io_uring_register, -1, IORING_REGISTER_SEND_MSG_RING, &msg, 1) < 0 && errno == EBADFD;
-}
-
-static int init(struct tw_uring *u, struct tw_wheel *w, struct io_uring *ring, tw_notify_fn fn)
+int tw__uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_uring *ring,
+		     unsigned flags)
 {
+	struct tw_uring *u;
+	tw_wake_fn wake;
 	int r;
 
+	if (!out || !w || !ring)
+		return -EINVAL;
 	/* SQPOLL: the kernel thread could read a queued timespec while we
 	 * rewrite it. IOPOLL: the kernel refuses IORING_OP_TIMEOUT there. */
 	if (ring->flags & (IORING_SETUP_SQPOLL | IORING_SETUP_IOPOLL))
 		return -EOPNOTSUPP;
-	u->w = w;
-	u->ring = ring;
-	u->armed = UINT64_MAX;
-	u->wake_fd = -1;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	*u = (struct tw_uring){ .w = w, .ring = ring, .armed = UINT64_MAX, .wake_fd = -1,
+				.no_timeout = (flags & TW__URING_NO_TIMEOUT) != 0 };
 	u->ud_base = TW_URING_UDATA_TAG | ((atomic_fetch_add(&next_id, 1) & 0xffffffffffu) << 8);
-	r = tw_set_notify(w, fn, u);
-	if (r < 0)
+	r = tw_set_notify(w, notify, u);
+	if (r < 0) {
+		free(u);
 		return r;
-	u->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (u->wake_fd < 0) {
-		set_error(u, -errno); /* no wake-ups: requests wait for the next expiry */
-	} else if (can_send_msg_ring(u->wake_fd)) {
-		close(u->wake_fd);
-		u->wake_fd = -1;
-	} else {
-		u->poll_wanted = true;
 	}
-	(void)tw_set_wake(w, wake, u);
-	if (fn == notify_sqe)
-		arm(u, tw_next_expiry(w));
+	wake = choose_ways(u);
+	if (wake)
+		(void)tw_set_wake(w, wake, u);
+	arm(u, tw_next_expiry(w));
 	arm_poll(u);
+	*out = u;
 	return 0;
 }
 
 int tw_uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_uring *ring)
 {
-	struct tw_uring *u;
-	int r;
+	return tw__uring_attach(out, w, ring, 0);
+}
 
-	if (!out || !w || !ring)
-		return -EINVAL;
-	u = calloc(1, sizeof(*u));
-	if (!u)
-		return -ENOMEM;
-	u->wait = TW_URING_WAIT_SQE;
-	r = init(u, w, ring, notify_sqe);
-	if (r < 0) {
-		free(u);
-		return r;
-	}
-	*out = u;
-	return 0;
+/* An SQE of ours the kernel has not consumed is still ours to rewrite: a
+ * NOP then, which reads nothing of ours. */
+static bool unqueue(struct tw_uring *u, struct queued *q)
+{
+	if (!still_queued(u, q))
+		return false;
+	io_uring_prep_nop(q->sqe);
+	io_uring_sqe_set_data64(q->sqe, u->ud_base | KIND_DETACHED);
+	return true;
+}
+
+/* A removal of our request in flight, @target, for the next submit. */
+static void remove_later(struct tw_uring *u, uint64_t target, bool poll)
+{
+	struct io_uring_sqe *sqe = take_sqe(u);
+
+	if (!sqe)
+		return; /* it completes by itself, tagged */
+	if (poll)
+		io_uring_prep_poll_remove(sqe, target);
+	else
+		io_uring_prep_timeout_remove(sqe, target, 0);
+	io_uring_sqe_set_data64(sqe, u->ud_base | KIND_DETACHED);
+	u->st.sqes++;
+	u->st.removes++;
 }
 
 /*
- * The poll on wake_fd points at no memory of ours, only at the eventfd,
- * which it keeps open: a queued one becomes a NOP, one in flight is
- * removed (its tagged completion may follow), and the descriptor closed.
+ * Step 4 of tw__backend_detach(): leave nothing on the ring that points
+ * into @u, which is about to be freed. The poll points only at the
+ * eventfd, which it keeps open; the timeout at u->ts. While the program's
+ * chain is open a removal SQE would join it: the timeout is cancelled from
+ * the register path then (kernel 6.0), or completes by itself, tagged.
  */
-static void disarm_poll(struct tw_uring *u)
+static void disarm(void *arg)
 {
-	struct io_uring_sqe *sqe;
+	struct tw_uring *u = arg;
 
-	if (u->wake_fd < 0)
-		return;
-	if (still_queued(u, &u->q_poll)) {
-		io_uring_prep_nop(u->q_poll.sqe);
-		io_uring_sqe_set_data64(u->q_poll.sqe, u->ud_base | KIND_NOP);
-	} else if (u->polling && !chain_open(u) && (sqe = take_sqe(u))) {
-		io_uring_prep_poll_remove(sqe, u->ud_base | KIND_WAKE);
-		io_uring_sqe_set_data64(sqe, u->ud_base | KIND_REMOVE);
-		u->st.sqes++;
-	}
-	close(u->wake_fd);
-	u->wake_fd = -1;
-}
-
-/* Leave nothing on the ring that points into @u, which is about to be freed. */
-static void disarm(struct tw_uring *u)
-{
-	struct io_uring_sqe *sqe;
-	bool timeout_queued = still_queued(u, &u->q_timeout);
-	bool update_queued = still_queued(u, &u->q_update);
-
-	/* Unsubmitted SQEs are still ours to rewrite; they would read u->ts. */
-	if (timeout_queued) {
-		io_uring_prep_nop(u->q_timeout.sqe);
-		io_uring_sqe_set_data64(u->q_timeout.sqe, u->ud_base | KIND_NOP);
+	unqueue(u, &u->q_update);
+	if (unqueue(u, &u->q_timeout))
 		u->inflight = false;
-	}
-	if (update_queued) {
-		io_uring_prep_nop(u->q_update.sqe);
-		io_uring_sqe_set_data64(u->q_update.sqe, u->ud_base | KIND_NOP);
-	}
-	disarm_poll(u);
-	if (!u->inflight)
-		return;
-	if (chain_open(u)) {
-		/* A removal SQE would join the program's chain: cancel from the
-		 * register path instead. If the kernel lacks it, the timeout
-		 * completes by itself, tagged. */
-		if (cancel_sync(u) == 0)
-			u->st.removes++;
-		return;
-	}
-	sqe = take_sqe(u);
-	if (!sqe)
-		return; /* it will complete by itself, tagged */
-	io_uring_prep_timeout_remove(sqe, u->ud_base | KIND_TIMEOUT, 0);
-	io_uring_sqe_set_data64(sqe, u->ud_base | KIND_REMOVE);
-	u->st.removes++;
-	u->st.sqes++;
+	if (u->polling && !unqueue(u, &u->q_poll) && !chain_open(u))
+		remove_later(u, u->ud_base | KIND_WAKE, true);
+	if (u->inflight && !chain_open(u))
+		remove_later(u, u->ud_base | KIND_TIMEOUT, false);
+	else if (u->inflight && u->cancel(u))
+		u->st.removes++;
+	if (u->wake_fd >= 0)
+		close(u->wake_fd);
 }
 
 int tw_uring_detach(struct tw_uring *u)
 {
-	if (!u || u->owned)
+	if (!u)
 		return -EINVAL;
 	if (u->busy)
 		return -EBUSY;
-	/* The wake hook first: removing the notify hook may release a
-	 * destroyed wheel. */
-	tw_set_wake(u->w, NULL, NULL);
-	tw_set_notify(u->w, NULL, NULL);
-	disarm(u);
+	tw__backend_detach(u->w, false, disarm, u);
 	free(u);
-	return 0;
-}
-
-int tw_uring_loop_init(struct tw_uring **out, struct tw_wheel *w,
-		       const struct tw_uring_loop_options *opt)
-{
-	static const struct tw_uring_loop_options defaults = { 0 };
-	struct io_uring_params p;
-	struct tw_uring *u;
-	int r;
-
-	if (!out || !w)
-		return -EINVAL;
-	if (!opt)
-		opt = &defaults;
-	if (opt->wait != TW_URING_WAIT_ARG && opt->wait != TW_URING_WAIT_SQE)
-		return -EINVAL;
-	if (opt->setup_flags & (IORING_SETUP_SQPOLL | IORING_SETUP_IOPOLL))
-		return -EOPNOTSUPP;
-	/* Other flags either need io_uring_params fields the options do not
-	 * carry, or a liburing newer than the one we were built with (which
-	 * would misread the ring): only those known to work get through. */
-	if (opt->setup_flags & ~(unsigned)TW__URING_LOOP_FLAGS)
-		return -EINVAL;
-	u = calloc(1, sizeof(*u));
-	if (!u)
-		return -ENOMEM;
-	memset(&p, 0, sizeof(p));
-	p.flags = opt->setup_flags;
-	r = io_uring_queue_init_params(opt->entries ? opt->entries : 256, &u->own_ring, &p);
-	if (r < 0) {
-		free(u);
-		return r;
-	}
-	u->owned = true;
-	u->wait = opt->wait;
-	u->cqe_fn = opt->cqe_fn;
-	u->arg = opt->arg;
-	r = init(u, w, &u->own_ring, u->wait == TW_URING_WAIT_SQE ? notify_sqe : notify_none);
-	if (r < 0) {
-		io_uring_queue_exit(&u->own_ring);
-		free(u);
-		return r;
-	}
-	*out = u;
 	return 0;
 }
 
 struct io_uring *tw_uring_ring(struct tw_uring *u)
 {
 	return u ? u->ring : NULL;
-}
-
-struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring *u)
-{
-	struct io_uring_sqe *sqe;
-
-	if (!u || !u->owned)
-		return NULL;
-	sqe = io_uring_get_sqe(u->ring);
-	if (!sqe) {
-		io_uring_submit(u->ring);
-		sqe = io_uring_get_sqe(u->ring);
-	}
-	if (sqe)
-		u->user_inflight++;
-	return sqe;
-}
-
-static void dispatch(struct tw_uring *u)
-{
-	struct io_uring_cqe *cqe;
-
-	while (io_uring_peek_cqe(u->ring, &cqe) == 0) {
-		if (tw_uring_handle_cqe(u, cqe) == 0) {
-			if (!(cqe->flags & IORING_CQE_F_MORE) && u->user_inflight)
-				u->user_inflight--;
-			if (u->cqe_fn) {
-				u->busy++;
-				u->cqe_fn(u, cqe, u->arg);
-				u->busy--;
-			}
-		}
-		io_uring_cqe_seen(u->ring, cqe);
-	}
-}
-
-/* TW_URING_WAIT_ARG: submit, then sleep until a completion or the next expiry. */
-static int wait_arg(struct tw_uring *u)
-{
-	struct io_uring_cqe *cqe;
-	struct __kernel_timespec ts;
-	uint64_t next = tw_next_expiry(u->w);
-	uint64_t now;
-
-	if (next == UINT64_MAX)
-		return io_uring_submit_and_wait(u->ring, 1);
-	now = tw_uring_now();
-	if (next <= now) {
-		run_wheel(u);
-		return io_uring_submit(u->ring);
-	}
-	/* Relative: the kernel adds it to its own later reading of the clock,
-	 * so the wake-up can only come after @next, never before. */
-	ts.tv_sec = (long long)((next - now) / 1000000000u);
-	ts.tv_nsec = (long long)((next - now) % 1000000000u);
-	u->st.timed_waits++;
-	return io_uring_submit_and_wait_timeout(u->ring, &cqe, 1, &ts, NULL);
-}
-
-int tw_uring_run(struct tw_uring *u)
-{
-	int r = 0;
-
-	if (!u || !u->owned)
-		return -EINVAL;
-	if (u->running)
-		return -EBUSY;
-	u->running = true;
-	u->stop = false;
-	for (;;) {
-		dispatch(u);
-		if (u->wait == TW_URING_WAIT_ARG && tw_count(u->w) && tw_uring_now() >= tw_next_expiry(u->w))
-			run_wheel(u);
-		if (u->stop || (tw_count(u->w) == 0 && u->user_inflight == 0))
-			break;
-		u->st.waits++;
-		if (u->wait == TW_URING_WAIT_ARG)
-			r = wait_arg(u);
-		else
-			r = io_uring_submit_and_wait(u->ring, 1);
-		if (r < 0 && r != -ETIME && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-			set_error(u, r);
-			break;
-		}
-		r = 0;
-	}
-	/* Whatever the program queued last still goes to the kernel. */
-	if (io_uring_sq_ready(u->ring))
-		io_uring_submit(u->ring);
-	u->running = false;
-	return r;
-}
-
-void tw_uring_stop(struct tw_uring *u)
-{
-	if (u)
-		u->stop = true;
-}
-
-int tw_uring_loop_close(struct tw_uring *u)
-{
-	if (!u || !u->owned)
-		return -EINVAL;
-	if (u->running || u->busy)
-		return -EBUSY;
-	tw_set_wake(u->w, NULL, NULL);
-	tw_set_notify(u->w, NULL, NULL);
-	io_uring_queue_exit(&u->own_ring);
-	if (u->wake_fd >= 0)
-		close(u->wake_fd);
-	free(u);
-	return 0;
 }
 
 int tw_uring_get_stats(const struct tw_uring *u, struct tw_uring_stats *out)

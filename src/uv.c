@@ -19,12 +19,17 @@
 
 #include "timerwheel/uv.h"
 
+#include "backend.h"
+
 #include <errno.h>
 #include <stddef.h>
 
 enum {
 	TW__UV_CLOSING = 1u,   /* tw_uv_close() was called */
 	TW__UV_FOREVER = 2u,   /* armed for the end of time (see tw__uv_arm_forever) */
+	TW__UV_CREATED = 4u,   /* tw_uv_init() created the wheel: closing destroys it */
+	TW__UV_TIMER_OPEN = 8u,  /* tw__timer's close callback has not run */
+	TW__UV_ASYNC_OPEN = 16u, /* tw__async's close callback has not run */
 };
 
 #define TW__NS_PER_MS 1000000u
@@ -149,6 +154,63 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 	(void)tw_advance(h->tw__wheel, now);
 }
 
+/*
+ * The async handle first: it is the one whose init can fail (it may create
+ * the loop's wakeup descriptor), and until the timer exists nothing needs
+ * closing, which would take a loop turn before @h could be reused.
+ */
+static int tw__uv_init_handles(uv_loop_t *loop, struct tw_uv *h, unsigned flags)
+{
+	int r = uv_async_init(loop, &h->tw__async, tw__uv_on_async);
+
+	if (r < 0)
+		return r;
+	r = uv_timer_init(loop, &h->tw__timer);
+	if (r < 0) {
+		uv_close((uv_handle_t *)&h->tw__async, NULL);
+		return r;
+	}
+	h->tw__async.data = h;
+	h->tw__timer.data = h;
+	/* Requests alone never keep the loop alive: armed timers do. */
+	uv_unref((uv_handle_t *)&h->tw__async);
+	if (flags & TW_UV_WEAK)
+		uv_unref((uv_handle_t *)&h->tw__timer);
+	return 0;
+}
+
+int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned flags)
+{
+	int r;
+
+	if (loop == NULL || h == NULL || w == NULL || (flags & ~TW_UV_WEAK) != 0)
+		return -EINVAL;
+	/* Installed first: it refuses a destroyed wheel or one with a backend,
+	 * and it is not called before the uv timer exists. */
+	r = tw_set_notify(w, tw__uv_notify, h);
+	if (r < 0)
+		return r;
+	r = tw__uv_init_handles(loop, h, flags);
+	if (r < 0) {
+		(void)tw_set_notify(w, NULL, NULL);
+		return r;
+	}
+	h->tw__wheel = w;
+	h->tw__close_cb = NULL;
+	h->tw__due_ms = 0;
+	h->tw__next = UINT64_MAX;
+	h->tw__starts = 0;
+	h->tw__stops = 0;
+	h->tw__wakeups = 0;
+	h->tw__early = 0;
+	h->tw__state = TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN;
+	(void)tw_set_wake(w, tw__uv_wake, h);
+	/* The hook hears changes from now on; timers armed already are
+	 * waited for from here. */
+	(void)tw__uv_notify(w, tw_next_expiry(w), h);
+	return 0;
+}
+
 int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, unsigned flags)
 {
 	struct tw_wheel *w;
@@ -159,33 +221,12 @@ int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, un
 	r = tw_wheel_create(&w, cfg, uv_hrtime());
 	if (r < 0)
 		return r;
-	r = uv_timer_init(loop, &h->tw__timer);
+	r = tw_uv_attach(loop, h, w, flags);
 	if (r < 0) {
 		tw_wheel_destroy(w);
 		return r;
 	}
-	r = uv_async_init(loop, &h->tw__async, tw__uv_on_async);
-	if (r < 0) {
-		uv_close((uv_handle_t *)&h->tw__timer, NULL);
-		tw_wheel_destroy(w);
-		return r;
-	}
-	/* Requests alone never keep the loop alive: armed timers do. */
-	uv_unref((uv_handle_t *)&h->tw__async);
-	h->tw__wheel = w;
-	h->tw__close_cb = NULL;
-	h->tw__due_ms = 0;
-	h->tw__next = UINT64_MAX;
-	h->tw__starts = 0;
-	h->tw__stops = 0;
-	h->tw__wakeups = 0;
-	h->tw__early = 0;
-	h->tw__state = 0;
-	if (flags & TW_UV_WEAK)
-		uv_unref((uv_handle_t *)&h->tw__timer);
-	/* A fresh wheel has no hook, so this cannot fail. */
-	(void)tw_set_notify(w, tw__uv_notify, h);
-	(void)tw_set_wake(w, tw__uv_wake, h);
+	h->tw__state |= TW__UV_CREATED;
 	return 0;
 }
 
@@ -206,19 +247,23 @@ uint64_t tw_uv_now(void)
 	return uv_hrtime();
 }
 
+/* Both handles close in the same loop turn; the last one to go calls the
+ * program back, so tw_uv_close() completes in one turn, as uv_close() does. */
 static void tw__uv_on_close(uv_handle_t *hd)
 {
-	struct tw_uv *h = tw_container_of(hd, struct tw_uv, tw__async);
+	struct tw_uv *h = hd->data;
 
-	if (h->tw__close_cb != NULL)
+	h->tw__state &= hd == (uv_handle_t *)&h->tw__timer ? ~(unsigned)TW__UV_TIMER_OPEN
+							   : ~(unsigned)TW__UV_ASYNC_OPEN;
+	if ((h->tw__state & (TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN)) == 0 && h->tw__close_cb)
 		h->tw__close_cb(h);
 }
 
-/* The timer first, then the async handle, then the program's callback. */
-static void tw__uv_on_timer_closed(uv_handle_t *hd)
+static void tw__uv_close_handles(void *arg)
 {
-	struct tw_uv *h = tw_container_of(hd, struct tw_uv, tw__timer);
+	struct tw_uv *h = arg;
 
+	uv_close((uv_handle_t *)&h->tw__timer, tw__uv_on_close);
 	uv_close((uv_handle_t *)&h->tw__async, tw__uv_on_close);
 }
 
@@ -226,17 +271,12 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 {
 	if (h == NULL || (h->tw__state & TW__UV_CLOSING))
 		return;
+	/* From here the hooks, called by the detach's own steps, do nothing. */
 	h->tw__state |= TW__UV_CLOSING;
 	h->tw__close_cb = cb;
-	/* The wheel idles its timers at once, so the program may release
-	 * their memory right after this call. Removing our hook lets go of
-	 * it: from inside one of its callbacks the core frees it when that
-	 * callback returns, and our tw__uv_on_timer() then no longer touches
-	 * it. */
-	tw_wheel_destroy(h->tw__wheel);
-	(void)tw_set_notify(h->tw__wheel, NULL, NULL);
+	tw__backend_detach(h->tw__wheel, (h->tw__state & TW__UV_CREATED) != 0,
+			   tw__uv_close_handles, h);
 	h->tw__wheel = NULL;
-	uv_close((uv_handle_t *)&h->tw__timer, tw__uv_on_timer_closed);
 }
 
 int tw_uv_get_stats(const struct tw_uv *h, struct tw_uv_stats *out)

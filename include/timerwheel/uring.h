@@ -10,18 +10,34 @@
  * when it is submitted). The program calls only tw_add(), tw_mod() and
  * tw_del(); the wheel's clock is CLOCK_MONOTONIC, read with tw_uring_now().
  *
- * Two ways to use it:
+ * Two ways to use it, two handle types:
  *
- * 1. Attached to the program's own ring: tw_uring_attach(). The backend
- *    queues its SQEs on that ring for the program's next submit and submits
- *    by itself only when the SQ is full. Every CQE the program reaps goes
- *    through tw_uring_handle_cqe(), which runs the wheel when the timeout
- *    completes and says whether the CQE was the wheel's.
+ * 1. struct tw_uring, attached to the program's own ring: tw_uring_attach().
+ *    The backend queues its SQEs on that ring for the program's next submit
+ *    and submits by itself only when the SQ is full. Every CQE the program
+ *    reaps goes through tw_uring_handle_cqe(), which runs the wheel when
+ *    the timeout completes and says whether the CQE was the wheel's.
  *
- * 2. An owned loop: tw_uring_loop_init() creates a ring, tw_uring_run()
- *    runs it until tw_uring_stop() or until nothing is left to wait for.
- *    The program queues its own SQEs from tw_uring_get_sqe() and gets
- *    their CQEs through a callback.
+ * 2. struct tw_uring_loop, an owned loop built on the first:
+ *    tw_uring_loop_init() creates a ring and attaches a backend to it,
+ *    tw_uring_run() runs it until tw_uring_stop() or until nothing is left
+ *    to wait for. The program queues its own SQEs from tw_uring_get_sqe()
+ *    and gets their CQEs through a callback.
+ *
+ * Ownership, the same for every backend: the program owns the wheel. A
+ * backend attaches to a wheel the program created and never frees it:
+ * tw_uring_detach() and tw_uring_loop_close() give it back with its timers
+ * armed (attach it again, drive it by hand, or destroy it). A backend
+ * frees what it created, never what it was given: the owned loop frees the
+ * ring it created, the attached backend never touches the program's ring
+ * beyond its own requests.
+ *
+ * Letting go, the same steps in the same order for every backend: the
+ * wake hook comes off; requests still queued by other threads are applied;
+ * the notify hook comes off, after which the backend never touches the
+ * wheel (a wheel the program destroyed is released then); the timeout is
+ * removed; and what the backend created is freed (the backend, and for an
+ * owned loop its ring).
  *
  * Threads. Other threads arm, re-arm and cancel the wheel's timers with
  * tw_post_mod() and tw_post_del(); a request that needs the loop sooner
@@ -32,7 +48,10 @@
  * its own on it (an SQE like its timeout, held back while a chain is open,
  * queued again after each completion); other threads write to it, and its
  * completion applies the requests. TIMERWHEEL_URING_WAKE=eventfd in the
- * environment picks that path on any kernel. Stop those threads before
+ * environment, read at attach, picks that path on any kernel, and with it
+ * the rest of an older kernel's behaviour: no completion is posted to the
+ * CQ without an SQE (see "Link chains"). The backend asks the kernel what
+ * it can do once, at attach. Stop those threads before
  * tw_uring_detach() or tw_uring_loop_close(), which close the eventfd.
  *
  * user_data. The backend's requests carry user_data values whose top 16
@@ -114,17 +133,18 @@ extern "C" {
 	((((uint64_t)(ud)) & TW_URING_UDATA_MASK) == TW_URING_UDATA_TAG)
 
 struct tw_uring;
+struct tw_uring_loop;
 
 /**
  * tw_uring_cqe_fn - receives the program's own completions in an owned loop
- * @u:   the backend
+ * @l:   the loop
  * @cqe: the completion; the loop marks it seen after the callback returns
  * @arg: tw_uring_loop_options.arg
  *
  * The callback may queue SQEs (tw_uring_get_sqe()), use the wheel, and call
  * tw_uring_stop().
  */
-typedef void (*tw_uring_cqe_fn)(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg);
+typedef void (*tw_uring_cqe_fn)(struct tw_uring_loop *l, struct io_uring_cqe *cqe, void *arg);
 
 /** How an owned loop bounds its wait by the wheel's next expiry. */
 enum tw_uring_wait {
@@ -163,7 +183,8 @@ struct tw_uring_loop_options {
  * @stale_updates: updates that came too late (-ENOENT or -EALREADY): the
  *                 timeout had fired and its completion follows; not errors
  * @self_submits:  io_uring_submit() calls made because the SQ was full
- * @waits:         owned loop: times it waited for completions
+ * @waits:         owned loop: times it waited for completions (0 from
+ *                 tw_uring_get_stats(), see tw_uring_loop_get_stats())
  * @timed_waits:   owned loop: waits bounded by the wheel's next expiry
  * @errors:        unexpected failures (see @last_error)
  * @last_error:    the last unexpected negative errno, 0 if none
@@ -202,9 +223,10 @@ TW_API uint64_t tw_uring_now(void);
  * @w:    the wheel, created with tw_uring_now() as its clock
  * @ring: an initialised ring, used by the caller's thread only
  *
- * Installs the wheel's notify hook. If timers are already armed, the timeout
- * is queued at once. From then on the program hands every CQE it reaps to
- * tw_uring_handle_cqe(), and submits as usual.
+ * Installs the wheel's notify and wake hooks. If timers are already armed,
+ * the timeout is queued at once. From then on the program hands every CQE
+ * it reaps to tw_uring_handle_cqe(), and submits as usual. The wheel stays
+ * the program's: tw_uring_detach() gives it back and never frees it.
  *
  * Return: 0, -EINVAL if an argument is NULL or @w was destroyed, -EOPNOTSUPP if @ring uses
  * IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL, -EBUSY if @w already has a
@@ -231,29 +253,35 @@ TW_API int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cq
  * tw_uring_detach - stop driving the wheel and free the backend
  * @u: an attached backend
  *
- * Removes the notify hook; the wheel and its armed timers are left alone
- * (attach again, or destroy the wheel). If the program destroyed the wheel
+ * Lets go of the wheel in the steps every backend takes (see "Letting go"
+ * above): requests queued by other threads are applied, the hooks come
+ * off, and the wheel and its armed timers are left to the program (attach
+ * again, or destroy the wheel). If the program destroyed the wheel
  * already, this releases it. A backend request still in the SQ
  * is turned into a NOP, and a timeout in flight gets a removal queued for
  * the next submit (while a chain of the program is open in the SQ, it is
  * cancelled through io_uring_register() instead, kernel 6.0). Their completions carry the tag: skip them with
  * tw_uring_is_tagged(). Must not be called from a timer callback.
  *
- * Return: 0, -EINVAL if @u is NULL or an owned loop, -EBUSY from a
- * callback run by the backend. If no SQE is free even after submitting,
+ * Return: 0, -EINVAL if @u is NULL, -EBUSY from a callback run by the
+ * backend. If no SQE is free even after submitting,
  * the timeout is left to complete by itself and 0 is still returned.
  */
 TW_API int tw_uring_detach(struct tw_uring *u);
 
 /**
- * tw_uring_loop_init - create a ring that the backend owns and runs
- * @out: where the new backend is stored; untouched on failure
+ * tw_uring_loop_init - create a ring, attach the wheel to it, and own both
+ * @out: where the new loop is stored; untouched on failure
  * @w:   the wheel, created with tw_uring_now() as its clock
  * @opt: ring size, setup flags, wait method and completion callback; NULL
  *       for the defaults (256 entries, no flags, TW_URING_WAIT_ARG, no callback)
  *
+ * The ring and the backend on it are the loop's, freed by
+ * tw_uring_loop_close(); the wheel stays the program's.
+ *
  * IORING_SETUP_R_DISABLED: enable the ring (IORING_REGISTER_ENABLE_RINGS on
- * tw_uring_ring()) before tw_uring_run(), which returns -EBADFD until then.
+ * tw_uring_loop_ring()) before tw_uring_run(), which returns -EBADFD until
+ * then.
  *
  * Return: 0, -EINVAL if @out or @w is NULL or @opt->wait is unknown,
  * -EOPNOTSUPP for IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL (the kernel
@@ -267,60 +295,70 @@ TW_API int tw_uring_detach(struct tw_uring *u);
  * DEFER_TASKRUN without SINGLE_ISSUER). On failure @out is untouched and
  * @w keeps no hook.
  */
-TW_API int tw_uring_loop_init(struct tw_uring **out, struct tw_wheel *w,
+TW_API int tw_uring_loop_init(struct tw_uring_loop **out, struct tw_wheel *w,
 			      const struct tw_uring_loop_options *opt);
 
 /**
- * tw_uring_ring - the ring of a backend
+ * tw_uring_ring - the ring an attached backend queues on
  * @u: the backend (NULL gives NULL)
  */
 TW_API struct io_uring *tw_uring_ring(struct tw_uring *u);
 
 /**
+ * tw_uring_loop_ring - the ring an owned loop created
+ * @l: the loop (NULL gives NULL)
+ *
+ * For registering files and buffers, or enabling a ring created with
+ * IORING_SETUP_R_DISABLED. Queue requests with tw_uring_get_sqe(), and do
+ * not reap completions from it: tw_uring_run() does.
+ */
+TW_API struct io_uring *tw_uring_loop_ring(struct tw_uring_loop *l);
+
+/**
  * tw_uring_get_sqe - an SQE for the program's own request, in an owned loop
- * @u: the backend
+ * @l: the loop
  *
  * Submits first if the SQ is full. Each SQE taken here counts as a request
  * in flight until a completion for it arrives without IORING_CQE_F_MORE:
  * tw_uring_run() keeps running while any is. Requests whose success posts
  * no completion (IOSQE_CQE_SKIP_SUCCESS) must not come from here.
  *
- * Return: the SQE, or NULL if @u is NULL or not an owned loop, or the SQ
- * stays full.
+ * Return: the SQE, or NULL if @l is NULL or the SQ stays full.
  */
-TW_API struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring *u);
+TW_API struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l);
 
 /**
  * tw_uring_run - run an owned loop
- * @u: the backend
+ * @l: the loop
  *
  * Submits, waits for completions or the wheel's next expiry, dispatches the
  * completions to the callback and runs the wheel, until tw_uring_stop() or
  * until no timer is armed and no request from tw_uring_get_sqe() is in flight.
  *
- * Return: 0, -EINVAL if @u is NULL or not an owned loop, -EBUSY if already
- * running, or a negative errno from io_uring_enter() other than -EINTR,
+ * Return: 0, -EINVAL if @l is NULL, -EBUSY if already running, or a negative errno from io_uring_enter() other than -EINTR,
  * -ETIME and -EAGAIN (the loop stops then; call it again to go on).
  */
-TW_API int tw_uring_run(struct tw_uring *u);
+TW_API int tw_uring_run(struct tw_uring_loop *l);
 
 /**
  * tw_uring_stop - make tw_uring_run() return after the current iteration
- * @u: the backend (NULL is ignored)
+ * @l: the loop (NULL is ignored)
  */
-TW_API void tw_uring_stop(struct tw_uring *u);
+TW_API void tw_uring_stop(struct tw_uring_loop *l);
 
 /**
- * tw_uring_loop_close - free an owned loop and its ring
- * @u: the backend
+ * tw_uring_loop_close - let go of the wheel, free the ring and the loop
+ * @l: the loop
  *
- * Removes the notify hook; the wheel and its armed timers are left alone
- * (a wheel the program destroyed is released here). Requests still in flight are cancelled by the kernel without callbacks.
+ * Lets go of the wheel as tw_uring_detach() does: requests queued by other
+ * threads are applied, the hooks come off, and the wheel and its armed
+ * timers are left to the program (a wheel the program destroyed is
+ * released here). Then frees what the loop created: the ring, whose
+ * requests still in flight the kernel cancels without callbacks, and @l.
  *
- * Return: 0, -EINVAL if @u is NULL or attached (use tw_uring_detach()),
- * -EBUSY while tw_uring_run() is running.
+ * Return: 0, -EINVAL if @l is NULL, -EBUSY while tw_uring_run() is running.
  */
-TW_API int tw_uring_loop_close(struct tw_uring *u);
+TW_API int tw_uring_loop_close(struct tw_uring_loop *l);
 
 /**
  * tw_uring_get_stats - read the backend's counters
@@ -330,6 +368,15 @@ TW_API int tw_uring_loop_close(struct tw_uring *u);
  * Return: 0, -EINVAL if @u or @out is NULL.
  */
 TW_API int tw_uring_get_stats(const struct tw_uring *u, struct tw_uring_stats *out);
+
+/**
+ * tw_uring_loop_get_stats - read an owned loop's counters
+ * @l:   the loop
+ * @out: filled with the counters of the backend on its ring and its waits
+ *
+ * Return: 0, -EINVAL if @l or @out is NULL.
+ */
+TW_API int tw_uring_loop_get_stats(const struct tw_uring_loop *l, struct tw_uring_stats *out);
 
 #ifdef __cplusplus
 }

@@ -2,11 +2,21 @@
 /*
  * timerwheel-uv: a timer wheel on a libuv loop, driven by one uv_timer_t.
  *
- * tw_uv_init() creates a wheel and attaches it to a loop. The program then
- * arms, re-arms and cancels its timers with tw_add(), tw_mod() and tw_del()
- * on tw_uv_wheel(); the backend keeps its single uv_timer_t armed for the
- * wheel's next expiry and runs the wheel when it fires. Arming a timer later
- * than the earliest one makes no libuv call at all.
+ * tw_uv_attach() attaches a wheel the program created to a loop;
+ * tw_uv_init() creates one and attaches it. The program then arms,
+ * re-arms and cancels its timers with tw_add(), tw_mod() and tw_del() on
+ * that wheel (tw_uv_wheel() returns it); the backend keeps its single
+ * uv_timer_t armed for the wheel's next expiry and runs the wheel when it
+ * fires. Arming a timer later than the earliest one makes no libuv call at
+ * all.
+ *
+ * Ownership, the same for every backend: the program owns the wheel. A
+ * backend attaches to a wheel the program created and never frees it;
+ * tw_uv_init(), the convenience that creates the wheel, frees exactly what
+ * it created, in tw_uv_close(). A backend frees what it created, never
+ * what it was given. So after tw_uv_close() a wheel given to
+ * tw_uv_attach() is the program's again, with its timers still armed:
+ * attach it to another loop or backend, drive it by hand, or destroy it.
  *
  * Clock. Expiries are absolute nanoseconds of uv_hrtime(), which is
  * CLOCK_MONOTONIC on Linux; tw_uv_now() reads it. Do not use uv_now(): it
@@ -23,13 +33,22 @@
  * a native timer with timeout (uint64_t)-1, until it is cancelled or the
  * wheel destroyed.
  *
- * The wheel is the backend's: do not call tw_advance() or tw_set_notify()
- * on it. Destroying it (tw_wheel_destroy(), also from one of its callbacks)
- * idles its timers at once; its memory goes when the backend lets go of it,
- * in tw_uv_close(), which the program must still call. Until then
- * tw_uv_wheel() returns the destroyed wheel (tw_add() and tw_mod() on it
- * return -EINVAL) and the uv timer is stopped, so the loop no longer waits
- * for its timers. The rule is the same for the io_uring backend.
+ * While attached, the wheel is driven by the backend: do not call
+ * tw_advance() or tw_set_notify() on it. Destroying it (tw_wheel_destroy(),
+ * also from one of its callbacks) idles its timers at once; its memory goes
+ * when the backend lets go of it, in tw_uv_close(), which the program must
+ * still call. Until then tw_uv_wheel() returns the destroyed wheel (tw_add()
+ * and tw_mod() on it return -EINVAL) and the uv timer is stopped, so the
+ * loop no longer waits for its timers. The rule is the same for the
+ * io_uring backend.
+ *
+ * Closing, the same steps in the same order for every backend: the wake
+ * hook comes off; requests still queued are applied (or, for the wheel
+ * tw_uv_init() created, refused with -ESHUTDOWN as it is destroyed); the
+ * notify hook comes off, after which the backend never touches the wheel
+ * (a destroyed wheel is released then); the uv timer stops; and what the
+ * backend created is freed: the handles close, in one loop turn, and the
+ * close callback says @h may be released.
  *
  * A handle belongs to its loop's thread. Other threads arm, re-arm and
  * cancel its timers with tw_post_mod() and tw_post_del() on tw_uv_wheel():
@@ -37,7 +56,8 @@
  * loop alive) when a request needs it, and applies the requests in the
  * loop. Hand them the wheel pointer itself: tw_uv_wheel(), like every call
  * on the handle, belongs to the loop's thread. Stop those threads before
- * tw_uv_close().
+ * the wheel goes: tw_uv_close() for the wheel tw_uv_init() created,
+ * tw_wheel_destroy() for the program's own.
  */
 #ifndef TIMERWHEEL_UV_H
 #define TIMERWHEEL_UV_H
@@ -104,17 +124,38 @@ struct tw_uv_stats {
 };
 
 /**
+ * tw_uv_attach - drive the program's wheel from a loop
+ * @loop:  the libuv loop
+ * @h:     the handle to initialise, allocated by the caller
+ * @w:     the wheel, created with tw_uv_now() as its clock
+ * @flags: 0 or TW_UV_WEAK
+ *
+ * Installs the wheel's notify and wake hooks. Timers already armed on @w
+ * are waited for from now on. tw_uv_close() lets go of @w and never frees
+ * it (a wheel the program destroyed while attached is released then).
+ * Call from the loop's thread.
+ *
+ * Return: 0, -EINVAL if @loop, @h or @w is NULL, @flags has unknown bits
+ * or @w was destroyed, -EBUSY if @w already has a notify hook (one backend
+ * per wheel), or the error of uv_async_init() or uv_timer_init(). On
+ * failure @w keeps no hook and @h may be reused at once.
+ */
+TW_API int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned flags);
+
+/**
  * tw_uv_init - create a wheel and attach it to a loop
  * @loop:  the libuv loop
  * @h:     the handle to initialise, allocated by the caller
  * @cfg:   the wheel's geometry, or NULL for the defaults (1 ms tick)
  * @flags: 0 or TW_UV_WEAK
  *
- * The wheel's clock starts at tw_uv_now(). Call from the loop's thread.
+ * tw_wheel_create() with tw_uv_now() as the clock's start, then
+ * tw_uv_attach(). The wheel is the handle's: tw_uv_close() destroys it.
+ * Call from the loop's thread.
  *
  * Return: 0, -EINVAL if @loop or @h is NULL, @flags has unknown bits or
  * @cfg is invalid, -ENOMEM if the wheel could not be allocated, or the
- * error of uv_timer_init().
+ * error of uv_async_init() or uv_timer_init().
  */
 TW_API int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg,
 		      unsigned flags);
@@ -123,7 +164,8 @@ TW_API int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *
  * tw_uv_wheel - the handle's wheel, for tw_add(), tw_mod() and tw_del()
  * @h: the handle
  *
- * Return: the wheel, or NULL if @h is NULL or tw_uv_close() was called.
+ * Return: the wheel (created by tw_uv_init() or given to tw_uv_attach()),
+ * or NULL if @h is NULL or tw_uv_close() was called.
  */
 TW_API struct tw_wheel *tw_uv_wheel(const struct tw_uv *h);
 
@@ -146,20 +188,27 @@ TW_API uv_loop_t *tw_uv_loop(const struct tw_uv *h);
 TW_API uint64_t tw_uv_now(void);
 
 /**
- * tw_uv_close - detach and free the wheel, then release the handle
+ * tw_uv_close - let go of the wheel, then release the handle
  * @h:  the handle; ignored if NULL or already closing
  * @cb: called when the memory of @h may be released, or NULL
  *
- * Timers still armed become idle at once and are never called, so their
- * memory may be released right after this call. This holds also from
- * inside one of the wheel's callbacks: no further timer of the wheel fires,
- * not even one due in the same wake-up (the core frees the wheel when that
- * callback returns).
+ * A wheel given to tw_uv_attach() is left to the program, its timers
+ * armed as they are; the backend never touches it after this call, so it
+ * may be destroyed or attached elsewhere at once. Requests that other
+ * threads queued are applied first (from inside one of the wheel's
+ * callbacks they stay queued for its next advance).
  *
- * Also for a wheel the program destroyed already: this is what releases it.
+ * The wheel tw_uv_init() created is destroyed: timers still armed become
+ * idle at once and are never called, so their memory may be released right
+ * after this call, also from inside one of the wheel's callbacks (no
+ * further timer of the wheel fires, not even one due in the same wake-up;
+ * the core frees the wheel when that callback returns).
  *
- * @cb runs from the loop, as a uv_close() callback does, after the wheel
- * has been freed: every timer is idle there.
+ * A wheel the program destroyed already is released here.
+ *
+ * @cb runs from the loop, as a uv_close() callback does, in the next loop
+ * turn: after tw_uv_close(), one uv_run(loop, UV_RUN_ONCE) runs it, and
+ * the loop has nothing of the handle's left (uv_loop_close() succeeds).
  */
 TW_API void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb);
 

@@ -276,7 +276,7 @@ static void finish_uv(struct tw_stats *ws, uint64_t *wakeups)
 #endif
 
 #ifdef IDLE_HAVE_URING
-static struct tw_uring *ur;
+static struct tw_uring_loop *ur;
 
 static void ur_stop(void)
 {
@@ -295,11 +295,11 @@ static void ur_recv(struct sock *k)
 	io_uring_sqe_set_data(sqe, k);
 }
 
-static void ur_on_cqe(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg)
+static void ur_on_cqe(struct tw_uring_loop *l, struct io_uring_cqe *cqe, void *arg)
 {
 	struct sock *k = io_uring_cqe_get_data(cqe);
 
-	(void)u;
+	(void)l;
 	(void)arg;
 	if (cqe->res <= 0)
 		return; /* shut down at the end */
@@ -400,7 +400,7 @@ static int one_run(uint64_t slack, struct result *res)
 
 		tw_uring_run(ur);
 		tw_get_stats(g.w, &ws);
-		tw_uring_get_stats(ur, &us);
+		tw_uring_loop_get_stats(ur, &us);
 		res->wakeups = us.expirations;
 		for (uint32_t i = 0; i < g.sockets; i++)
 			shutdown(g.socks[i].fd, SHUT_RDWR);

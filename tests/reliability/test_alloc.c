@@ -257,13 +257,14 @@ static void test_uring(void **state)
 			struct tw_wheel *w;
 			assert_int_equal(tw_wheel_create(&w, NULL, tw_uring_now()), 0);
 			struct tw_uring *u = (struct tw_uring *)0x1;
+			struct tw_uring_loop *l = (struct tw_uring_loop *)0x1;
 			arm_failure(n);
-			r = owned ? tw_uring_loop_init(&u, w, NULL) : tw_uring_attach(&u, w, &ring);
+			r = owned ? tw_uring_loop_init(&l, w, NULL) : tw_uring_attach(&u, w, &ring);
 			disarm();
 			if (attempts <= n) {
 				assert_int_equal(r, 0);
 				arm_failure(-1);
-				assert_int_equal(owned ? tw_uring_loop_close(u) : tw_uring_detach(u), 0);
+				assert_int_equal(owned ? tw_uring_loop_close(l) : tw_uring_detach(u), 0);
 				disarm();
 				assert_int_equal(nlive, 0);
 				tw_wheel_destroy(w);
@@ -271,6 +272,7 @@ static void test_uring(void **state)
 			}
 			assert_int_equal(r, -ENOMEM);
 			assert_ptr_equal(u, (struct tw_uring *)0x1);
+			assert_ptr_equal(l, (struct tw_uring_loop *)0x1);
 			assert_int_equal(nlive, 0);
 			/* The hook was not left behind: another backend may attach. */
 			assert_int_equal(tw_set_notify(w, NULL, NULL), 0);

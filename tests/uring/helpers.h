@@ -60,7 +60,7 @@ static inline void tw_test_ring_init(struct io_uring *ring, unsigned entries, un
 }
 
 /* For tests that build an owned loop: the same skip rule. */
-static inline void tw_test_loop_init(struct tw_uring **u, struct tw_wheel *w,
+static inline void tw_test_loop_init(struct tw_uring_loop **u, struct tw_wheel *w,
 				     const struct tw_uring_loop_options *opt)
 {
 	int r = tw_uring_loop_init(u, w, opt);

@@ -130,7 +130,7 @@ static void attached_destroy_then_detach(void **state)
 static void owned_destroy_from_callback(unsigned wait)
 {
 	struct tw_uring_loop_options opt = { .wait = wait };
-	struct tw_uring *u;
+	struct tw_uring_loop *u;
 
 	arm_three();
 	tw_test_loop_init(&u, s.w, &opt);

@@ -108,14 +108,14 @@ static void attached(const char *what, uint64_t tick, unsigned setup_flags)
 static void owned(const char *what, uint64_t tick, unsigned wait)
 {
 	struct tw_uring_loop_options opt = { .entries = 64, .wait = wait };
-	struct tw_uring *u;
+	struct tw_uring_loop *u;
 	struct tw_uring_stats st;
 	struct tw_wheel *w = arm_all(tick);
 
 	tw_test_loop_init(&u, w, &opt);
 	assert_int_equal(tw_uring_run(u), 0);
 	assert_int_equal(tw_count(w), 0);
-	assert_int_equal(tw_uring_get_stats(u, &st), 0);
+	assert_int_equal(tw_uring_loop_get_stats(u, &st), 0);
 	check_and_print(what, w, &st);
 	assert_int_equal(tw_uring_loop_close(u), 0);
 	tw_wheel_destroy(w);

@@ -21,7 +21,7 @@
 #define MS 1000000ull
 
 static struct tw_wheel *wheel;
-static struct tw_uring *loop;
+static struct tw_uring_loop *loop;
 static int pipefd[2];
 static char byte;
 static struct tw_timer near_timer, far_timer;
@@ -43,7 +43,7 @@ static void on_far(struct tw_timer *t)
 	fired_far++;
 }
 
-static void on_cqe(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg)
+static void on_cqe(struct tw_uring_loop *u, struct io_uring_cqe *cqe, void *arg)
 {
 	(void)u;
 	(void)cqe;
@@ -265,11 +265,68 @@ static void test_eventfd_attached(void **state)
 	unsetenv("TIMERWHEEL_URING_WAKE");
 }
 
+/*
+ * Letting go settles what other threads queued: a request still queued
+ * when the program detaches (or closes its owned loop) is applied first,
+ * and the program's wheel keeps the timer it armed.
+ */
+static struct tw_request settle_req;
+static int settle_rc;
+
+static void *settle_poster(void *arg)
+{
+	settle_rc = tw_post_mod(wheel, &settle_req, arg, tw_uring_now() + 60000 * MS);
+	return NULL;
+}
+
+static void post_and_join(struct tw_timer *t)
+{
+	pthread_t th;
+
+	memset(&settle_req, 0, sizeof(settle_req));
+	settle_rc = 99;
+	assert_int_equal(pthread_create(&th, NULL, settle_poster, t), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(settle_rc, 0);
+	assert_false(tw_request_done(&settle_req));
+}
+
+static void test_detach_applies_queued_requests(void **state)
+{
+	struct io_uring ring;
+	struct tw_uring *u;
+	struct tw_uring_loop *l;
+	struct tw_timer t;
+
+	(void)state;
+	tw_test_ring_init(&ring, 8, 0);
+	assert_int_equal(tw_wheel_create(&wheel, NULL, tw_uring_now()), 0);
+	tw_timer_init(&t, on_far);
+	assert_int_equal(tw_uring_attach(&u, wheel, &ring), 0);
+	post_and_join(&t);
+	assert_int_equal(tw_uring_detach(u), 0);
+	assert_true(tw_request_done(&settle_req));
+	assert_int_equal(tw_request_result(&settle_req), 0);
+	assert_true(tw_pending(&t));
+	assert_int_equal(tw_del(wheel, &t), 1);
+	io_uring_queue_exit(&ring);
+
+	tw_test_loop_init(&l, wheel, NULL);
+	post_and_join(&t);
+	assert_int_equal(tw_uring_loop_close(l), 0);
+	assert_true(tw_request_done(&settle_req));
+	assert_int_equal(tw_request_result(&settle_req), 0);
+	assert_true(tw_pending(&t));
+	tw_wheel_destroy(wheel);
+	assert_false(tw_pending(&t));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wake_from_another_thread),
 		cmocka_unit_test(test_eventfd_attached),
+		cmocka_unit_test(test_detach_applies_queued_requests),
 	};
 	return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

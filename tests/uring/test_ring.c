@@ -135,7 +135,7 @@ static void detach_before_submit(void **state)
 	io_uring_queue_exit(&ring);
 }
 
-static struct tw_uring *stop_target;
+static struct tw_uring_loop *stop_target;
 
 static void stop_loop(struct tw_timer *t)
 {
@@ -147,7 +147,7 @@ static void close_with_timers(unsigned wait)
 {
 	struct tw_uring_loop_options opt = { .wait = wait };
 	struct tw_wheel *w;
-	struct tw_uring *u;
+	struct tw_uring_loop *u;
 	struct rec stopper = { .fired = 0 }, rest[8];
 
 	assert_int_equal(tw_wheel_create(&w, NULL, tw_uring_now()), 0);
@@ -164,11 +164,13 @@ static void close_with_timers(unsigned wait)
 	assert_int_equal(stopper.fired, 1);
 	assert_true(stopper.fired_at >= stopper.t.expires);
 	assert_int_equal(tw_count(w), 8);
-	assert_int_equal(tw_uring_detach(u), -EINVAL); /* owned: close it instead */
 	assert_int_equal(tw_uring_loop_close(u), 0);
+	/* The wheel is the program's again, its timers armed. */
+	assert_int_equal(tw_count(w), 8);
 	/* Closed without ever running, with a timeout SQE still queued. */
 	tw_test_loop_init(&u, w, &opt);
 	assert_int_equal(tw_uring_loop_close(u), 0);
+	assert_int_equal(tw_count(w), 8);
 	tw_wheel_destroy(w);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(rest[i].fired, 0);
@@ -303,7 +305,7 @@ struct owned_traffic {
 	unsigned nops;
 };
 
-static void queue_read(struct tw_uring *u, struct owned_traffic *o)
+static void queue_read(struct tw_uring_loop *u, struct owned_traffic *o)
 {
 	struct io_uring_sqe *sqe = tw_uring_get_sqe(u);
 
@@ -312,7 +314,7 @@ static void queue_read(struct tw_uring *u, struct owned_traffic *o)
 	io_uring_sqe_set_data64(sqe, UD_READ);
 }
 
-static void queue_nop(struct tw_uring *u)
+static void queue_nop(struct tw_uring_loop *u)
 {
 	struct io_uring_sqe *sqe = tw_uring_get_sqe(u);
 
@@ -321,7 +323,7 @@ static void queue_nop(struct tw_uring *u)
 	io_uring_sqe_set_data64(sqe, UD_NOP);
 }
 
-static void owned_cqe(struct tw_uring *u, struct io_uring_cqe *cqe, void *arg)
+static void owned_cqe(struct tw_uring_loop *u, struct io_uring_cqe *cqe, void *arg)
 {
 	struct owned_traffic *o = arg;
 
@@ -345,7 +347,7 @@ static void traffic_owned(unsigned wait, unsigned setup_flags)
 	struct tw_uring_loop_options opt = {
 		.setup_flags = setup_flags, .wait = wait, .cqe_fn = owned_cqe, .arg = &o,
 	};
-	struct tw_uring *u;
+	struct tw_uring_loop *u;
 	struct tw_uring_stats st;
 	int fds[2];
 
@@ -359,7 +361,7 @@ static void traffic_owned(unsigned wait, unsigned setup_flags)
 	queue_nop(u);
 	assert_int_equal(tw_uring_run(u), 0);
 	check_traffic(o.bytes, o.nops);
-	assert_int_equal(tw_uring_get_stats(u, &st), 0);
+	assert_int_equal(tw_uring_loop_get_stats(u, &st), 0);
 	assert_int_equal(st.errors, 0);
 	assert_int_equal(tw_uring_loop_close(u), 0);
 	pipe_wr = -1;
@@ -438,6 +440,7 @@ static void bad_arguments(void **state)
 	struct io_uring ring;
 	struct tw_wheel *w;
 	struct tw_uring *u, *u2;
+	struct tw_uring_loop *l = (struct tw_uring_loop *)&ring; /* must stay untouched */
 	struct tw_uring_loop_options opt = { .wait = 9 };
 	struct tw_uring_stats st;
 	struct io_uring_cqe cqe = { .user_data = 1 };
@@ -448,17 +451,22 @@ static void bad_arguments(void **state)
 	assert_int_equal(tw_uring_attach(NULL, w, &ring), -EINVAL);
 	assert_int_equal(tw_uring_attach(&u, NULL, &ring), -EINVAL);
 	assert_int_equal(tw_uring_attach(&u, w, NULL), -EINVAL);
-	assert_int_equal(tw_uring_loop_init(&u, w, &opt), -EINVAL);
+	assert_int_equal(tw_uring_loop_init(&l, w, &opt), -EINVAL);
 	opt.wait = TW_URING_WAIT_ARG;
 	opt.setup_flags = IORING_SETUP_SQPOLL;
-	assert_int_equal(tw_uring_loop_init(&u, w, &opt), -EOPNOTSUPP);
+	assert_int_equal(tw_uring_loop_init(&l, w, &opt), -EOPNOTSUPP);
+	assert_int_equal(tw_uring_loop_init(NULL, w, NULL), -EINVAL);
+	assert_int_equal(tw_uring_loop_init(&l, NULL, NULL), -EINVAL);
+	assert_ptr_equal(l, (struct tw_uring_loop *)&ring);
 	assert_int_equal(tw_uring_attach(&u, w, &ring), 0);
 	assert_int_equal(tw_uring_attach(&u2, w, &ring), -EBUSY);
 	assert_int_equal(tw_uring_handle_cqe(u, NULL), -EINVAL);
 	assert_int_equal(tw_uring_handle_cqe(u, &cqe), 0);
-	assert_null(tw_uring_get_sqe(u)); /* attached: the program owns the SQ */
-	assert_int_equal(tw_uring_run(u), -EINVAL);
-	assert_int_equal(tw_uring_loop_close(u), -EINVAL);
+	assert_null(tw_uring_get_sqe(NULL));
+	assert_int_equal(tw_uring_run(NULL), -EINVAL);
+	assert_int_equal(tw_uring_loop_close(NULL), -EINVAL);
+	assert_null(tw_uring_loop_ring(NULL));
+	assert_int_equal(tw_uring_loop_get_stats(NULL, &st), -EINVAL);
 	assert_int_equal(tw_uring_get_stats(u, NULL), -EINVAL);
 	assert_int_equal(tw_uring_get_stats(u, &st), 0);
 	assert_ptr_equal(tw_uring_ring(u), &ring);

@@ -61,7 +61,7 @@ static void iopoll_ring_refused(void **state)
 	tw_wheel_destroy(w);
 }
 
-static int loop_init(struct tw_wheel *w, unsigned flags, unsigned wait, struct tw_uring **u)
+static int loop_init(struct tw_wheel *w, unsigned flags, unsigned wait, struct tw_uring_loop **u)
 {
 	struct tw_uring_loop_options opt = { .setup_flags = flags, .wait = wait };
 
@@ -73,7 +73,7 @@ static void refused(unsigned flags, int err)
 {
 	for (unsigned wait = TW_URING_WAIT_ARG; wait <= TW_URING_WAIT_SQE; wait++) {
 		struct tw_wheel *w;
-		struct tw_uring *u = NULL;
+		struct tw_uring_loop *u = NULL;
 
 		int r;
 
@@ -122,7 +122,7 @@ static void on_fire_then_cancel(struct tw_timer *t)
 
 static void runs(unsigned flags, unsigned wait)
 {
-	struct tw_uring *u;
+	struct tw_uring_loop *u;
 	struct tw_timer t;
 	int r;
 
@@ -137,7 +137,7 @@ static void runs(unsigned flags, unsigned wait)
 		assert_int_equal(r, -EBADFD);
 		assert_int_equal(fired, 0);
 		/* liburing 2.3 has no io_uring_enable_rings(). */
-		assert_int_equal(syscall(__NR_io_uring_register, tw_uring_ring(u)->ring_fd,
+		assert_int_equal(syscall(__NR_io_uring_register, tw_uring_loop_ring(u)->ring_fd,
 					 IORING_REGISTER_ENABLE_RINGS, NULL, 0), 0);
 		assert_int_equal(tw_del(cur, &t), 1);
 	}

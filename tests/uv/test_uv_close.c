@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -170,6 +171,86 @@ static void test_close_cb_frees_embedded_timers(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/*
+ * As uv_close(): the callback runs in the next loop turn. One
+ * uv_run(UV_RUN_ONCE) after tw_uv_close() runs it and returns 0, and the
+ * loop closes: nothing of the handle is left on it. For the wheel
+ * tw_uv_init() created and for one given to tw_uv_attach(), with timers
+ * armed and without.
+ */
+static int one_turn_closed;
+
+static void on_one_turn_closed(struct tw_uv *h)
+{
+	(void)h;
+	one_turn_closed++;
+}
+
+static void close_in_one_turn(bool attach, bool armed)
+{
+	uv_loop_t loop;
+	struct tw_uv h;
+	struct tw_wheel *w = NULL;
+	struct tw_timer t;
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	if (attach) {
+		assert_int_equal(tw_wheel_create(&w, NULL, tw_uv_now()), 0);
+		assert_int_equal(tw_uv_attach(&loop, &h, w, 0), 0);
+	} else {
+		assert_int_equal(tw_uv_init(&loop, &h, NULL, 0), 0);
+	}
+	tw_timer_init(&t, on_never);
+	if (armed)
+		assert_int_equal(tw_add(tw_uv_wheel(&h), &t, tw_uv_now() + 60000 * MS), 0);
+	one_turn_closed = 0;
+	tw_uv_close(&h, on_one_turn_closed);
+	assert_int_equal(one_turn_closed, 0);
+	assert_int_equal(uv_run(&loop, UV_RUN_ONCE), 0);
+	assert_int_equal(one_turn_closed, 1);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	/* The program's wheel is its own again, its timer still armed. */
+	if (attach) {
+		assert_int_equal(tw_pending(&t), armed);
+		tw_wheel_destroy(w);
+	}
+	assert_false(tw_pending(&t));
+}
+
+static void test_close_in_one_loop_turn(void **state)
+{
+	(void)state;
+	close_in_one_turn(false, false);
+	close_in_one_turn(false, true);
+	close_in_one_turn(true, false);
+	close_in_one_turn(true, true);
+}
+
+/* Closed from a callback, the handle is gone by the end of that turn. */
+static void on_close_own(struct tw_timer *t)
+{
+	(void)t;
+	tw_uv_close(s.h, on_closed);
+}
+
+static void test_close_from_callback_in_one_turn(void **state)
+{
+	(void)state;
+	setup_loop();
+	tw_timer_init(&s.closer, on_close_own);
+	assert_int_equal(tw_add(tw_uv_wheel(s.h), &s.closer, tw_uv_now() + 1 * MS), 0);
+	for (;;) {
+		int r = uv_run(&s.loop, UV_RUN_ONCE);
+
+		if (s.closed) {
+			assert_int_equal(r, 0);
+			break;
+		}
+		assert_int_equal(r, 1);
+	}
+	assert_int_equal(uv_loop_close(&s.loop), 0);
+}
+
 static void test_init_rejects_bad_arguments(void **state)
 {
 	uv_loop_t loop;
@@ -196,6 +277,8 @@ int main(void)
 		cmocka_unit_test(test_close_with_armed_timers),
 		cmocka_unit_test(test_close_from_inside_a_callback),
 		cmocka_unit_test(test_close_cb_frees_embedded_timers),
+		cmocka_unit_test(test_close_in_one_loop_turn),
+		cmocka_unit_test(test_close_from_callback_in_one_turn),
 		cmocka_unit_test(test_init_rejects_bad_arguments),
 	};
 

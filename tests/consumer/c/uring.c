@@ -23,7 +23,7 @@ static void on_fire(struct tw_timer *t)
 int main(void)
 {
 	struct tw_wheel *w;
-	struct tw_uring *u;
+	struct tw_uring_loop *u;
 	struct tw_timer t;
 	int err;
 
