@@ -29,7 +29,9 @@ uint32_t request_queue::claim(tw_request *r, bool *queued)
 }
 
 // The payload is written: queued from now on. Returns true if the poster
-// must push it (a new post, or a rewrite the owner handed back).
+// must push it (a new post, or a rewrite the owner handed back). Release:
+// the payload (1); acquire: a hand-back, after which the owner no longer
+// reads the link that push() writes (2).
 bool request_queue::publish(tw_request *r, request_op op)
 {
 	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
@@ -37,7 +39,7 @@ bool request_queue::publish(tw_request *r, request_op op)
 	do
 		push = req::phase(s) == req::phase_writing;
 	while (!__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_queued, op), true,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	return push;
 }
 
@@ -56,10 +58,9 @@ int request_queue::post(tw_wheel *w, tw_request *r, const request_payload &p)
 	bool replaced;
 	if (!claim(r, &replaced))
 		return -EBUSY;
-	__atomic_thread_fence(__ATOMIC_RELEASE); // (1)
-	__atomic_store_n(&r->tw__timer, p.timer, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->tw__expires, p.expires, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->tw__slack, p.slack, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->tw__timer, p.timer, __ATOMIC_RELEASE); // (1)
+	__atomic_store_n(&r->tw__expires, p.expires, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->tw__slack, p.slack, __ATOMIC_RELEASE);
 	if (publish(r, p.op))
 		push(r);
 	// A cancel never makes the owner look earlier.
@@ -103,10 +104,9 @@ bool request_queue::take(tw_request *r, request_payload *p, uint32_t *gen)
 			continue;
 		}
 		p->op = req::op(s);
-		p->timer = __atomic_load_n(&r->tw__timer, __ATOMIC_RELAXED);
-		p->expires = __atomic_load_n(&r->tw__expires, __ATOMIC_RELAXED);
-		p->slack = __atomic_load_n(&r->tw__slack, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE); // (1)
+		p->timer = __atomic_load_n(&r->tw__timer, __ATOMIC_ACQUIRE); // (1)
+		p->expires = __atomic_load_n(&r->tw__expires, __ATOMIC_ACQUIRE);
+		p->slack = __atomic_load_n(&r->tw__slack, __ATOMIC_ACQUIRE);
 		if (__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_applying, p->op), false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			*gen = s & req::gen_mask;

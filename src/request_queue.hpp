@@ -17,24 +17,28 @@
 //                                                          application is
 //                                                          never reported)
 //
-// ORDERING. Each numbered pair below is one release (or fence) and the
-// acquire it synchronises with; every access not named is relaxed.
+// ORDERING. Each numbered pair below is a release and the acquire it
+// synchronises with; every access not named is relaxed. (No fences: the
+// thread sanitizer, which CI runs on these tests, does not model them.)
 //
 // (1) The payload. A poster claims the request (state to writing or
-//     rewriting, generation + 1), issues a release fence, writes the
-//     timer, expiry and window, and publishes it with a release CAS to
-//     queued. The owner, like a seqlock reader, loads the state, reads the
-//     payload, issues an acquire fence and CASes the state it loaded to
-//     applying. If it read any word of a rewrite, that write follows the
-//     poster's fence, so the fences synchronise and the claim precedes the
-//     CAS, which then fails (the generation moved): a torn payload is never
-//     applied. The generation has 26 bits: fooling the CAS would take 2^26
-//     complete rewrites by one poster between two of the owner's loads.
+//     rewriting, generation + 1), then stores the timer, expiry and window
+//     each with release, and publishes them with a release CAS to queued.
+//     The owner, like a seqlock reader, loads the state, loads the payload
+//     each word with acquire, and CASes the state it loaded to applying.
+//     If it read any word of a rewrite, that store's release made the
+//     claim before it visible, so the CAS reads the claim or later and
+//     fails (the generation moved): a torn payload is never applied. A
+//     CAS that succeeds thus read only words written before the last
+//     publish it saw. The generation has 26 bits: fooling the CAS would
+//     take 2^26 complete rewrites by one poster between two of the
+//     owner's steps.
 // (2) The links. tw__next is written by a poster before its push (a
 //     seq_cst CAS of the head) and read by the owner after its acq_rel
 //     exchange of the head; the owner reads a request's link before it
-//     moves the request out of queued (release), and a poster writes the
-//     link again only after a claim (acquire) that read that move.
+//     moves the request out of queued (release: to applying, or handing a
+//     rewrite back), and a poster writes the link again only after a CAS
+//     with acquire that read that move (its claim, or its publish).
 // (3) The result. The owner stores the result, then makes the request done
 //     with a release CAS; tw_request_done() and tw_request_result() load
 //     the state with acquire.
