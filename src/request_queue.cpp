@@ -14,7 +14,7 @@ namespace tw {
 // reading the old payload cannot take it (1). *queued: it is on its way
 // to the owner already, and is rewritten in place. 0 if another thread
 // is writing it.
-uint32_t request_queue::claim(tw_request *r, bool *queued)
+inline uint32_t request_queue::claim(tw_request *r, bool *queued)
 {
 	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
 	uint32_t to;
@@ -32,7 +32,7 @@ uint32_t request_queue::claim(tw_request *r, bool *queued)
 // must push it (a new post, or a rewrite the owner handed back). Release:
 // the payload (1); acquire: a hand-back, after which the owner no longer
 // reads the link that push() writes (2).
-bool request_queue::publish(tw_request *r, request_op op)
+inline bool request_queue::publish(tw_request *r, request_op op)
 {
 	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
 	bool push;
@@ -43,7 +43,7 @@ bool request_queue::publish(tw_request *r, request_op op)
 	return push;
 }
 
-void request_queue::push(tw_request *r)
+inline void request_queue::push(tw_request *r)
 {
 	tw_request *head = __atomic_load_n(&head_, __ATOMIC_RELAXED);
 	do
@@ -78,7 +78,7 @@ bool request_queue::publish_horizon(uint64_t when)
 // The whole stack, reversed into posting order. Acquire: the payloads and
 // links written before each push (2); release: a poster whose push comes
 // after this sees all the owner did before it.
-tw_request *request_queue::take_all(tw_request **head)
+inline tw_request *request_queue::take_all(tw_request **head)
 {
 	tw_request *stack = __atomic_exchange_n(head, nullptr, __ATOMIC_ACQ_REL);
 	tw_request *fifo = nullptr;
@@ -93,7 +93,7 @@ tw_request *request_queue::take_all(tw_request **head)
 
 // Copy a queued request's payload out and mark it applying; false if a
 // poster is rewriting it, which is then the poster's to push again.
-bool request_queue::take(tw_request *r, request_payload *p, uint32_t *gen)
+inline bool request_queue::take(tw_request *r, request_payload *p, uint32_t *gen)
 {
 	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_ACQUIRE);
 	for (;;) {
@@ -117,7 +117,7 @@ bool request_queue::take(tw_request *r, request_payload *p, uint32_t *gen)
 
 // Done, unless a poster posted it again meanwhile: then only the latest
 // post is ever reported. Threads parked on it are woken.
-void request_queue::complete(tw_request *r, uint32_t gen, int result)
+inline void request_queue::complete(tw_request *r, uint32_t gen, int result)
 {
 	__atomic_store_n(&r->tw__result, result, __ATOMIC_RELAXED);
 	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
@@ -128,6 +128,22 @@ void request_queue::complete(tw_request *r, uint32_t gen, int result)
 					      true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)); // (3)
 	if (s & req::waiter)
 		park_wake(&r->tw__state);
+}
+
+int request_queue::drain(tw_wheel *w, int (*apply)(tw_wheel *w, const request_payload &p))
+{
+	int applied = 0;
+	for (tw_request *r = take_all(&head_); r;) {
+		tw_request *next = r->tw__next; // before take(): then a poster may push r again (2)
+		request_payload p;
+		uint32_t gen;
+		if (take(r, &p, &gen)) {
+			complete(r, gen, apply(w, p));
+			applied++;
+		}
+		r = next;
+	}
+	return applied;
 }
 
 } // namespace tw

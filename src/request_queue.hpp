@@ -127,10 +127,9 @@ public:
 	int post(tw_wheel *w, tw_request *r, const request_payload &p);
 
 	// The owner: take every queued request and apply it, in posting
-	// order, with apply(payload), which returns its result. Returns the
+	// order, with apply(w, payload), which returns its result. Returns the
 	// number applied.
-	template <typename Apply>
-	int drain(Apply apply);
+	int drain(tw_wheel *w, int (*apply)(tw_wheel *w, const request_payload &p));
 
 	// The owner: posters wake it for expiries before `when` from now on
 	// (UINT64_MAX: never needed). Returns whether requests are queued,
@@ -171,23 +170,6 @@ private:
 	tw_wake_fn wake_;
 	void *wake_arg_;
 };
-
-template <typename Apply>
-int request_queue::drain(Apply apply)
-{
-	int applied = 0;
-	for (tw_request *r = take_all(&head_); r;) {
-		tw_request *next = r->tw__next; // before take(): then a poster may push r again
-		request_payload p;
-		uint32_t gen;
-		if (take(r, &p, &gen)) {
-			complete(r, gen, apply(p));
-			applied++;
-		}
-		r = next;
-	}
-	return applied;
-}
 
 } // namespace tw
 

@@ -16,8 +16,9 @@
 // queued with -ESHUTDOWN, so that nobody waits for it forever.
 int tw_wheel::drain()
 {
-	return requests.drain(
-		[this](const tw::request_payload &p) { return destroyed ? -ESHUTDOWN : tw::apply_request(this, p); });
+	return requests.drain(this, [](tw_wheel *w, const tw::request_payload &p) {
+		return w->destroyed ? -ESHUTDOWN : tw::apply_request(w, p);
+	});
 }
 
 // The owner tells posters when it will next look at the requests, and
