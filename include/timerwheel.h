@@ -170,6 +170,12 @@ struct tw_request {
 	uint32_t tw__state; /* phase, operation and generation; read and written atomically */
 };
 
+#if defined(__cplusplus) && __cplusplus >= 201103L
+static_assert(sizeof(void *) != 8 || sizeof(struct tw_request) == 40, "struct tw_request is 40 bytes on 64-bit targets");
+#else
+typedef char tw__request_size_check[(sizeof(void *) != 8 || sizeof(struct tw_request) == 40) ? 1 : -1];
+#endif
+
 /**
  * struct tw_periodic - a timer that repeats every @period ns without drift
  * @timer:  the embedded timer; arm it with tw_add(w, &p->timer, first).
