@@ -42,6 +42,11 @@
 // (3) The result. The owner stores the result, then makes the request done
 //     with a release CAS; tw_request_done() and tw_request_result() load
 //     the state with acquire.
+// (4) Waiters. A waiter sets the waiter flag by CAS, then sleeps while the
+//     word holds the value it wrote (park.hpp compares and sleeps in one
+//     step); the owner's CAS to done reads the latest value of the word,
+//     so it either comes before the flag (the waiter's compare sees done
+//     and returns) or sees the flag and wakes the word's sleepers.
 //
 // NO LOST WAKE-UP. The owner's loop sleeps until the time it gave the
 // notify hook; it publishes that time as the horizon, and posters wake it
