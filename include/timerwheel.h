@@ -68,9 +68,9 @@
  *   callback has returned: requests are never applied inside callbacks.
  * - Once a request is done (tw_request_done(), tw_request_wait()), the
  *   effect of its latest post holds and the owner no longer touches the
- *   request: a timer
- *   cancelled by a done request, and not re-armed since, never fires and
- *   may be freed, as after tw_del() on the owner (del_timer_sync()).
+ *   request: a timer cancelled by a done request, and not re-armed since,
+ *   never fires and may be freed, as after tw_del() on the owner
+ *   (del_timer_sync()).
  * - Requests to a destroyed wheel fail with -ESHUTDOWN, and requests still
  *   queued when it is destroyed are done with result -ESHUTDOWN (when
  *   destroyed from a callback, once that callback has returned). Posting
@@ -171,7 +171,8 @@ struct tw_request {
 };
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
-static_assert(sizeof(void *) != 8 || sizeof(struct tw_request) == 40, "struct tw_request is 40 bytes on 64-bit targets");
+static_assert(sizeof(void *) != 8 || sizeof(struct tw_request) == 40,
+	      "struct tw_request is 40 bytes on 64-bit targets");
 #else
 typedef char tw__request_size_check[(sizeof(void *) != 8 || sizeof(struct tw_request) == 40) ? 1 : -1];
 #endif
@@ -562,9 +563,9 @@ TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
  * Called from the posting thread, after the request is queued (or
  * replaced), when it re-arms a timer earlier than the owner will next look
  * at the queue (the time it last gave the notify hook; with no notify hook,
- * always), and by tw_request_wait_timeout(). It must be safe to call from any thread: write to an
- * eventfd or a pipe, uv_async_send(), pthread_cond_signal(). The owner then
- * calls tw_advance() or tw_drain().
+ * always), and by tw_request_wait_timeout(). It must be safe to call from
+ * any thread: write to an eventfd or a pipe, uv_async_send(),
+ * pthread_cond_signal(). The owner then calls tw_advance() or tw_drain().
  */
 typedef void (*tw_wake_fn)(struct tw_wheel *w, void *arg);
 

@@ -81,9 +81,10 @@ bool park_wait_portable(const uint32_t *word, uint32_t expected, uint64_t deadli
 		return false;
 #if defined(_WIN32)
 	uint64_t ms = (deadline - now + 999999) / 1000000;
+	DWORD wait = deadline == UINT64_MAX || ms >= INFINITE ? INFINITE : static_cast<DWORD>(ms);
 	AcquireSRWLockExclusive(&b.lock);
 	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == expected)
-		SleepConditionVariableSRW(&b.cond, &b.lock, deadline == UINT64_MAX || ms >= INFINITE ? INFINITE : static_cast<DWORD>(ms), 0);
+		SleepConditionVariableSRW(&b.cond, &b.lock, wait, 0);
 	ReleaseSRWLockExclusive(&b.lock);
 #else
 	// The condition variable waits on the realtime clock (the one every

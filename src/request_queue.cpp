@@ -120,12 +120,12 @@ inline bool request_queue::take(tw_request *r, request_payload *p, uint32_t *gen
 inline void request_queue::complete(tw_request *r, uint32_t gen, int result)
 {
 	__atomic_store_n(&r->tw__result, result, __ATOMIC_RELAXED);
-	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
+	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED), to;
 	do {
 		if ((s & req::gen_mask) != gen || req::phase(s) != req::phase_applying)
 			return;
-	} while (!__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_done, req::op(s)) & ~req::waiter,
-					      true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)); // (3)
+		to = req::with(s, req::phase_done, req::op(s)) & ~req::waiter;
+	} while (!__atomic_compare_exchange_n(&r->tw__state, &s, to, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)); // (3)
 	if (s & req::waiter)
 		park_wake(&r->tw__state);
 }

@@ -36,6 +36,9 @@ uint32_t state_of(const tw_request *req) { return __atomic_load_n(&req->tw__stat
 
 bool is_done(uint32_t s) { return tw::req::phase(s) == tw::req::phase_done; }
 
+// Once the state was seen done (3).
+int result_of(const tw_request *req) { return __atomic_load_n(&req->tw__result, __ATOMIC_RELAXED); }
+
 // Ask the waiters' flag of a request, so that its completion wakes us;
 // false if the state moved meanwhile (look again).
 bool mark_waiter(tw_request *req, uint32_t *s)
@@ -64,7 +67,7 @@ TW_API int tw_request_result(const tw_request *req)
 		return -EINVAL;
 	if (!is_done(state_of(req)))
 		return -EBUSY;
-	return __atomic_load_n(&req->tw__result, __ATOMIC_RELAXED);
+	return result_of(req);
 }
 
 TW_API int tw_request_wait_timeout(tw_wheel *w, tw_request *req, uint64_t timeout_ns)
@@ -80,9 +83,9 @@ TW_API int tw_request_wait_timeout(tw_wheel *w, tw_request *req, uint64_t timeou
 	uint64_t deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
 	for (;; s = state_of(req)) {
 		if (is_done(s))
-			return __atomic_load_n(&req->tw__result, __ATOMIC_RELAXED);
+			return result_of(req);
 		if (mark_waiter(req, &s) && !tw::park_wait(&req->tw__state, s, deadline))
-			return is_done(state_of(req)) ? __atomic_load_n(&req->tw__result, __ATOMIC_RELAXED) : -ETIMEDOUT;
+			return is_done(state_of(req)) ? result_of(req) : -ETIMEDOUT;
 	}
 }
 

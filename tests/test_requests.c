@@ -144,7 +144,9 @@ static int post_random(struct producer *p, struct rtimer *r, uint64_t x, unsigne
 	r->last_op = 1;
 	r->cancelled = 0; /* a cancel's promise ends with the next re-arm, done or not */
 	p->mods++;
-	return ranged ? tw_post_mod_range(wheel, &r->req, &r->t, e, slack_of(e)) : tw_post_mod(wheel, &r->req, &r->t, e);
+	if (ranged)
+		return tw_post_mod_range(wheel, &r->req, &r->t, e, slack_of(e));
+	return tw_post_mod(wheel, &r->req, &r->t, e);
 }
 
 static void *produce(void *arg)
@@ -995,7 +997,8 @@ static void race_ranged(int repost)
 	armed = check_the_end(prod);
 	for (int i = 0; i < nproducers; i++)
 		replaced += prod[i].refused;
-	fprintf(stderr, "# %s: %llu re-posts replaced a queued one; %llu timers armed at the end fired in their windows\n",
+	fprintf(stderr,
+		"# %s: %llu re-posts replaced a queued one; %llu timers armed at the end fired in their windows\n",
 		repost ? "latest wins" : "ranged", (unsigned long long)replaced, (unsigned long long)armed);
 	assert_int_equal(early, 0);
 	assert_int_equal(dup, 0);
