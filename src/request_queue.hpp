@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// The queue of requests from other threads (tw_post_mod(), tw_post_del()):
-// a lock-free stack of caller-provided struct tw_request, which the owner
-// takes whole and applies in posting order. Nothing here allocates, and no
+// The queue of requests from other threads (tw_post_mod(),
+// tw_post_mod_range(), tw_post_del()): a lock-free stack of caller-provided
+// struct tw_request, which the owner takes whole and applies in posting
+// order. Nothing here allocates, and no
 // side ever waits for the other: a poster pushes, or rewrites a request it
 // queued before; the owner takes what it finds.
 //
