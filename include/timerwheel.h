@@ -52,12 +52,13 @@
  * Threads. A wheel belongs to one thread, its owner (the thread that runs
  * its loop); its functions take no lock and none may run on the same wheel
  * from two threads at once. Other threads arm, re-arm and cancel its timers
- * only through requests: tw_post_mod() and tw_post_del() queue a struct
- * tw_request on the wheel, lock-free and without allocating; the owner
- * applies queued requests, in the order they were posted, at the start of
- * each tw_advance() (or in tw_drain()), as if it had called tw_mod() or
- * tw_del() itself then. Everything about a request follows from that rule
- * (see tw_post_mod()):
+ * only through requests: tw_post_mod(), tw_post_mod_range() and
+ * tw_post_del() queue a struct tw_request on the wheel, lock-free and
+ * without allocating; the owner applies queued requests, in the order they
+ * were posted, at the start of each tw_advance() (or in tw_drain()), as if
+ * it had called tw_mod(), tw_mod_range() or tw_del() itself then. A request
+ * posted again while it is still queued is replaced: the latest post wins
+ * (see tw_post_mod()). Everything about a request follows from these rules:
  *
  * - A request racing the timer's firing takes effect either before the
  *   advance that fires it (a cancel then prevents the firing; a re-arm
@@ -65,16 +66,21 @@
  *   cancel finds it idle and returns 0 as its result).
  * - A cancel posted while the timer's callback runs takes effect after the
  *   callback has returned: requests are never applied inside callbacks.
- * - Once a request is done (tw_request_done(), tw_request_wait()), its
- *   effect holds and the owner no longer touches the request: a timer
- *   cancelled by a done request, and not re-armed since, never fires and
- *   may be freed, as after tw_del() on the owner (del_timer_sync()).
+ * - Once a request is done (tw_request_done(), tw_request_wait()), the
+ *   effect of its latest post holds and the owner no longer touches the
+ *   request: a timer cancelled by a done request, and not re-armed since,
+ *   never fires and may be freed, as after tw_del() on the owner
+ *   (del_timer_sync()).
  * - Requests to a destroyed wheel fail with -ESHUTDOWN, and requests still
  *   queued when it is destroyed are done with result -ESHUTDOWN (when
  *   destroyed from a callback, once that callback has returned). Posting
  *   to a wheel whose memory may have been released is a use after free:
  *   stop the posting threads before the last of tw_wheel_destroy(),
  *   tw_uv_close() or tw_uring_detach().
+ * - A poster that waits for a request (tw_request_wait_timeout()) waits at
+ *   most its timeout: an owner whose loop has stopped without destroying
+ *   the wheel never applies the request, and tw_request_wait() without a
+ *   timeout would wait for it forever.
  *
  * The owner learns of a request that moves the next expiry earlier through
  * the wake hook (tw_set_wake()); the backends install their own.
@@ -150,18 +156,26 @@ typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer
  *
  * Provided by the posting thread (embed it in the work item that posts it):
  * the queue allocates nothing. A new request is zero-filled (memset(), or
- * `= {0}`). One request carries one operation at a time: post it again
- * once it is done; a post while it is queued fails with -EBUSY, also when
- * two threads race to post it. All fields are private.
+ * `= {0}`). One request carries one operation at a time, the one it was
+ * posted with last: posting it again while it is queued replaces the
+ * operation, timer, expiry and window it carries (see tw_post_mod()). All
+ * fields are private; 40 bytes on 64-bit targets.
  */
 struct tw_request {
 	struct tw_request *tw__next;
 	struct tw_timer *tw__timer;
 	uint64_t tw__expires;
-	int32_t tw__op;
+	uint64_t tw__slack;
 	int32_t tw__result;
-	uint32_t tw__state; /* 0 new, 1 posted, 2 done; read and written atomically */
+	uint32_t tw__state; /* phase, operation and generation; read and written atomically */
 };
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+static_assert(sizeof(void *) != 8 || sizeof(struct tw_request) == 40,
+	      "struct tw_request is 40 bytes on 64-bit targets");
+#else
+typedef char tw__request_size_check[(sizeof(void *) != 8 || sizeof(struct tw_request) == 40) ? 1 : -1];
+#endif
 
 /**
  * struct tw_periodic - a timer that repeats every @period ns without drift
@@ -546,12 +560,12 @@ TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
  * @w:   the wheel
  * @arg: the argument given to tw_set_wake()
  *
- * Called from the posting thread, after the request is queued, when it
- * re-arms a timer earlier than the owner will next look at the queue (the
- * time it last gave the notify hook; with no notify hook, always), and by
- * tw_request_wait(). It must be safe to call from any thread: write to an
- * eventfd or a pipe, uv_async_send(), pthread_cond_signal(). The owner then
- * calls tw_advance() or tw_drain().
+ * Called from the posting thread, after the request is queued (or
+ * replaced), when it re-arms a timer earlier than the owner will next look
+ * at the queue (the time it last gave the notify hook; with no notify hook,
+ * always), and by tw_request_wait_timeout(). It must be safe to call from
+ * any thread: write to an eventfd or a pipe, uv_async_send(),
+ * pthread_cond_signal(). The owner then calls tw_advance() or tw_drain().
  */
 typedef void (*tw_wake_fn)(struct tw_wheel *w, void *arg);
 
@@ -571,34 +585,63 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
 /**
  * tw_post_mod - from any thread, ask the owner to arm or re-arm a timer
  * @w:       the wheel
- * @req:     a request, new or done
+ * @req:     a request: new, done, or still queued (then replaced)
  * @t:       an initialised timer, idle or armed on @w
  * @expires: the new expiry, absolute ns
  *
  * Lock-free and allocation-free: @req is queued on @w, and the owner
  * applies it at the start of its next tw_advance() or tw_drain() as
- * tw_mod(@w, @t, @expires): with the wheel's default slack, which replaces
- * a window the timer had from tw_add_range(). Its result is tw_mod()'s.
- * @t and @req must stay valid until @req is done; @t must not be changed
- * by this thread meanwhile (the owner's thread may use it). Wakes the
- * owner (tw_wake_fn) when @expires is earlier than it will otherwise look
- * at the queue.
+ * tw_mod(@w, @t, @expires), through the same checks, with tw_mod()'s
+ * window (the wheel's default slack) and tw_mod()'s result.
+ * tw_post_mod_range() gives the window of tw_mod_range(). @t and @req must
+ * stay valid until @req is done; @t must not be changed by this thread
+ * meanwhile (the owner's thread may use it). Wakes the owner (tw_wake_fn)
+ * when @expires is earlier than it will otherwise look at the queue.
  *
- * Return: 0 when queued, -EINVAL if an argument is NULL, -EBUSY if @req is
- * posted and not done yet, -ESHUTDOWN if @w was destroyed.
+ * Latest wins: posting @req again before the owner has applied it
+ * replaces what it asks (operation, timer, expiry, window) in place, and
+ * the earlier post is never applied; a worker that pushes a timeout twice
+ * before the owner drains gets the later deadline. A post that comes
+ * while the owner is applying @req is queued anew and applied after it.
+ * Either way tw_request_done() becomes 1, and tw_request_result() and
+ * tw_request_wait() report, only for the latest post, once applied.
+ *
+ * Return: 0 when queued, 1 when it replaced a post of @req still queued;
+ * -EINVAL if an argument is NULL, -ESHUTDOWN if @w was destroyed, -EBUSY
+ * if another thread is posting @req at the same instant (one of two racing
+ * posts of one request fails; a single poster never sees it).
  */
 TW_API int tw_post_mod(struct tw_wheel *w, struct tw_request *req, struct tw_timer *t, uint64_t expires);
 
 /**
+ * tw_post_mod_range - from any thread, ask the owner to re-arm a timer for a window
+ * @w:       the wheel
+ * @req:     a request: new, done, or still queued (then replaced)
+ * @t:       an initialised timer, idle or armed on @w
+ * @expires: the start of the window, absolute ns
+ * @slack:   the window's length in ns; 0 is exact
+ *
+ * As tw_post_mod(), applied as tw_mod_range(@w, @t, @expires, @slack): the
+ * request sets the timer's window, or keeps it when @slack is the one it
+ * was armed with (tw_post_mod() gives the wheel's default slack instead, as
+ * tw_mod() does). The owner is woken when @expires is earlier than it will
+ * otherwise look at the queue.
+ *
+ * Return: as tw_post_mod().
+ */
+TW_API int tw_post_mod_range(struct tw_wheel *w, struct tw_request *req, struct tw_timer *t, uint64_t expires,
+			     uint64_t slack);
+
+/**
  * tw_post_del - from any thread, ask the owner to cancel a timer
  * @w:   the wheel
- * @req: a request, new or done
+ * @req: a request: new, done, or still queued (then replaced)
  * @t:   the timer
  *
  * As tw_post_mod(), applied as tw_del(@w, @t); the result is tw_del()'s.
  * Does not wake the owner (a cancel never makes it look earlier);
- * tw_request_wait() does. When @req is done, @t will not fire unless it is
- * re-armed, and may be freed.
+ * tw_request_wait_timeout() does. When @req is done, @t will not fire
+ * unless it is re-armed, and may be freed.
  *
  * Return: as tw_post_mod().
  */
@@ -608,10 +651,11 @@ TW_API int tw_post_del(struct tw_wheel *w, struct tw_request *req, struct tw_tim
  * tw_request_done - has the owner applied the request?
  * @req: the request (NULL gives 0)
  *
- * Any thread. After 1, the request's effect is in place, the owner no
- * longer touches @req (reuse or free it) and tw_request_result() is final.
+ * Any thread. After 1, the effect of the request's latest post is in
+ * place, the owner no longer touches @req (reuse or free it) and
+ * tw_request_result() is final.
  *
- * Return: 1 if done, 0 if new or still queued.
+ * Return: 1 if done, 0 if new, queued, or being applied.
  */
 TW_API int tw_request_done(const struct tw_request *req);
 
@@ -619,21 +663,44 @@ TW_API int tw_request_done(const struct tw_request *req);
  * tw_request_result - what the applied request returned
  * @req: a done request
  *
- * Return: tw_mod()'s or tw_del()'s return value (1 if the timer was armed,
- * 0 if idle, -EINVAL if it was not initialised or armed on another wheel),
- * -ESHUTDOWN if the wheel was destroyed first; -EBUSY if @req is not done,
- * -EINVAL if @req is NULL.
+ * Return: the result of the latest post: tw_mod()'s, tw_mod_range()'s or
+ * tw_del()'s return value (1 if the timer was armed, 0 if idle, -EINVAL if
+ * it was not initialised or armed on another wheel), -ESHUTDOWN if the
+ * wheel was destroyed first; -EBUSY if @req is not done, -EINVAL if @req is
+ * NULL.
  */
 TW_API int tw_request_result(const struct tw_request *req);
+
+/**
+ * tw_request_wait_timeout - wait, at most a while, until the owner has applied a request
+ * @w:          the wheel it was posted to
+ * @req:        the request
+ * @timeout_ns: how long to wait at most, in ns from now on the monotonic
+ *              clock; 0 only looks, UINT64_MAX waits without a limit
+ *
+ * Wakes the owner, then sleeps on @req (a futex on Linux, a condition
+ * variable elsewhere; no polling) until the owner has applied its latest
+ * post or the timeout has passed: the waiting counterpart of
+ * del_timer_sync(). Never from the owner's thread, which would wait for
+ * itself: the owner calls tw_drain() instead. After -ETIMEDOUT the request
+ * is still queued: the owner applies it later, so @req and its timer must
+ * stay valid until it is done, as after any post. An owner that has
+ * stopped (its loop no longer advances, its wheel not destroyed) never
+ * applies it, and this returns -ETIMEDOUT when the timeout has passed.
+ *
+ * Return: tw_request_result(), -ETIMEDOUT if @req was not done within
+ * @timeout_ns, -EINVAL if @w or @req is NULL or @req was never posted.
+ */
+TW_API int tw_request_wait_timeout(struct tw_wheel *w, struct tw_request *req, uint64_t timeout_ns);
 
 /**
  * tw_request_wait - wait until the owner has applied a request
  * @w:   the wheel it was posted to
  * @req: the request
  *
- * Wakes the owner, then sleeps in short steps until @req is done: the
- * waiting counterpart of del_timer_sync(). Never from the owner's thread,
- * which would wait for itself: the owner calls tw_drain() instead.
+ * tw_request_wait_timeout() without a limit: if the owner's loop has
+ * stopped without destroying the wheel, this waits forever; a poster that
+ * cannot rule that out passes a timeout instead.
  *
  * Return: tw_request_result(), -EINVAL if @w or @req is NULL or @req was
  * never posted.

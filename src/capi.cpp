@@ -220,13 +220,19 @@ TW_API int tw_mod_range(tw_wheel *w, tw_timer *t, uint64_t expires, uint64_t sla
 	return mod_checked(w, t, expires, &slack, __func__);
 }
 
-TW_API int tw_del(tw_wheel *w, tw_timer *t)
+static inline int del_checked(tw_wheel *w, tw_timer *t, const char *fn)
 {
+	(void)fn;
 	if (!w || !t)
 		return -EINVAL;
-	TW_LIVE(w);
-	TW_CHECK_LINKS(w, t);
+	TW_LIVE_IN(w, fn);
+	TW_CHECK_LINKS_IN(w, t, fn);
 	return w->del(t);
+}
+
+TW_API int tw_del(tw_wheel *w, tw_timer *t)
+{
+	return del_checked(w, t, __func__);
 }
 
 TW_API bool tw_pending(const tw_timer *t)
@@ -302,27 +308,54 @@ TW_API int tw_set_wake(tw_wheel *w, tw_wake_fn fn, void *arg)
 	if (!w)
 		return -EINVAL;
 	TW_LIVE(w);
-	__atomic_store_n(&w->wake_arg, fn ? arg : nullptr, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->wake, fn, __ATOMIC_RELEASE);
-	w->publish_horizon(w->notified);
+	w->requests.set_wake(fn, arg);
+	(void)w->publish_horizon(w->notified);
 	return 0;
 }
 
 // Other threads: no debug registry lookup (it is the owner's), only the
-// wheel's atomics (requests.cpp).
-TW_API int tw_post_mod(tw_wheel *w, tw_request *req, tw_timer *t, uint64_t expires)
+// request queue's atomics (request_queue.hpp). The owner applies each
+// request through the entry of the call it stands for.
+static int post(tw_wheel *w, tw_request *req, tw::request_op op, tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (!w || !req || !t)
 		return -EINVAL;
-	return w->post(req, 1, t, expires);
+	return w->requests.post(w, req, tw::request_payload{ op, t, expires, slack });
+}
+
+TW_API int tw_post_mod(tw_wheel *w, tw_request *req, tw_timer *t, uint64_t expires)
+{
+	return post(w, req, tw::request_op::mod, t, expires, 0);
+}
+
+TW_API int tw_post_mod_range(tw_wheel *w, tw_request *req, tw_timer *t, uint64_t expires, uint64_t slack)
+{
+	return post(w, req, tw::request_op::mod_range, t, expires, slack);
 }
 
 TW_API int tw_post_del(tw_wheel *w, tw_request *req, tw_timer *t)
 {
-	if (!w || !req || !t)
-		return -EINVAL;
-	return w->post(req, 2, t, 0);
+	return post(w, req, tw::request_op::del, t, 0, 0);
 }
+
+} // extern "C"
+
+int tw::apply_request(tw_wheel *w, const request_payload &p)
+{
+	switch (p.op) {
+	case request_op::mod:
+		return mod_checked(w, p.timer, p.expires, nullptr, "tw_post_mod");
+	case request_op::mod_range:
+		return mod_checked(w, p.timer, p.expires, &p.slack, "tw_post_mod_range");
+	case request_op::del:
+		return del_checked(w, p.timer, "tw_post_del");
+	case request_op::none:
+		break;
+	}
+	return -EINVAL;
+}
+
+extern "C" {
 
 TW_API int tw_drain(tw_wheel *w)
 {

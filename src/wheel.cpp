@@ -93,7 +93,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 		w->slots[i].clear();
 	w->due.init();
 	w->notified = 0; // no hook yet: see set_notify()
-	w->horizon = UINT64_MAX;
+	w->requests.init();
 	for (unsigned b = 0; b < 64; b++)
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
 	*out = w;
@@ -134,7 +134,7 @@ void tw_wheel::destroy()
 {
 	idle_all_timers();
 	destroyed = true;
-	__atomic_store_n(&refusing, 1u, __ATOMIC_RELEASE);
+	requests.refuse();
 	// What other threads queued completes with -ESHUTDOWN, and the backend
 	// hears that the wheel is empty now and stops its OS timer. From a
 	// callback, both wait until the advance ends (see advance()): a cancel
@@ -164,7 +164,7 @@ void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 	notify = fn;
 	notify_arg = fn ? arg : nullptr;
 	notified = fn ? next_expiry() : 0;
-	publish_horizon(notified);
+	(void)publish_horizon(notified);
 }
 
 // The clock's tick for a time: rounded down, except that UINT64_MAX reaches
@@ -352,15 +352,10 @@ void tw_wheel::notify_now(uint64_t when)
 {
 	if (!notify)
 		return;
-	// Requests that came in without waking us (requests.cpp): let the
-	// backend run the wheel again at once.
-	if (wake) {
-		publish_horizon(when);
-		if (requests_pending()) {
-			when = now_ns;
-			publish_horizon(when);
-		}
-	}
+	// Requests that came in without waking us (request_queue.hpp): let
+	// the backend run the wheel again at once.
+	if (requests.has_wake() && publish_horizon(when))
+		when = now_ns;
 	notified = when;
 	stats.notifies++;
 	in_hook = true;

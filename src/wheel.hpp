@@ -11,6 +11,7 @@
 
 #include "divide.hpp"
 #include "list.hpp"
+#include "request_queue.hpp"
 #include "timerwheel.h"
 
 namespace tw {
@@ -168,18 +169,14 @@ struct tw_wheel {
 	void *notify_arg;
 	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
 
-	// Requests from other threads (requests.cpp): the only fields that
-	// posting threads touch, and only through __atomic builtins. A cache
-	// line of padding on each side keeps them off the lines the owner's
-	// tw_add() and tw_mod() work on, so that a poster's push does not take
-	// those lines away from the owner (calloc() gives no 64-byte alignment
-	// to align them instead).
+	// Requests from other threads (request_queue.hpp): the only fields
+	// that posting threads touch, and only through __atomic builtins. A
+	// cache line of padding on each side keeps them off the lines the
+	// owner's tw_add() and tw_mod() work on, so that a poster's push does
+	// not take those lines away from the owner (calloc() gives no 64-byte
+	// alignment to align them instead).
 	char posters_apart[64];
-	tw_request *requests;     // posted, not applied: a lock-free stack, newest first
-	uint64_t horizon;         // posters wake the owner for expiries before this: `notified`; UINT64_MAX without a hook
-	uint32_t refusing;        // destroyed: posts fail with -ESHUTDOWN
-	tw_wake_fn wake;          // set by the owner before others post
-	void *wake_arg;
+	tw::request_queue requests;
 	char owner_apart[64];
 
 	tw_stats stats;
@@ -204,12 +201,11 @@ struct tw_wheel {
 	int del(tw_timer *t);
 	int advance(uint64_t now);
 	uint64_t next_expiry() const;
-	int post(tw_request *req, int op, tw_timer *t, uint64_t expires);
 	int drain();
-	// Posted and not applied yet (requests.cpp); sequentially consistent
-	// for publish_horizon(), and as cheap as a plain load on x86.
-	bool requests_pending() const { return __atomic_load_n(&requests, __ATOMIC_SEQ_CST) != nullptr; }
-	void publish_horizon(uint64_t when);
+	// Posted and not applied yet; sequentially consistent for
+	// publish_horizon(), and as cheap as a plain load on x86.
+	bool requests_pending() const { return requests.pending(); }
+	bool publish_horizon(uint64_t when);
 	int check() const;
 	void dump(FILE *out, bool verbose) const;
 

@@ -23,6 +23,8 @@
 #define _GNU_SOURCE /* pthread_tryjoin_np */
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "common.h"
 
@@ -116,6 +118,37 @@ static void settle(struct producer *p, struct rtimer *r)
 	r->last_op = 0;
 }
 
+/* The window of a ranged post, a function of its expiry so that the
+ * callback knows it: 0 to 63 ticks. */
+static uint64_t slack_of(uint64_t e)
+{
+	return (e * 0x9e3779b97f4a7c15ull >> 58) * TICK;
+}
+
+/* Post a cancel (one in `del_every`), or a re-arm, ranged or not, to an
+ * expiry later than the timer's last: expiries only grow, so a firing says
+ * which arm it was. */
+static int post_random(struct producer *p, struct rtimer *r, uint64_t x, unsigned del_every, int ranged)
+{
+	uint64_t e;
+
+	if (x % del_every == 0) {
+		r->last_op = 2;
+		p->dels++;
+		return tw_post_del(wheel, &r->req, &r->t);
+	}
+	e = __atomic_load_n(&owner_now, __ATOMIC_RELAXED) + (x >> 8) % (40 * TICK);
+	if (e <= r->last_expires)
+		e = r->last_expires + 1;
+	r->last_expires = e;
+	r->last_op = 1;
+	r->cancelled = 0; /* a cancel's promise ends with the next re-arm, done or not */
+	p->mods++;
+	if (ranged)
+		return tw_post_mod_range(wheel, &r->req, &r->t, e, slack_of(e));
+	return tw_post_mod(wheel, &r->req, &r->t, e);
+}
+
 static void *produce(void *arg)
 {
 	struct producer *p = arg;
@@ -148,20 +181,7 @@ static void *produce(void *arg)
 			r->quiet = 0;
 			__atomic_store_n(&p->quiet_cancels, p->quiet_cancels + 1, __ATOMIC_RELAXED);
 		}
-		if (x % 3 == 0) {
-			rc = tw_post_del(wheel, &r->req, &r->t);
-			r->last_op = 2;
-			p->dels++;
-		} else {
-			/* Expiries only grow: a firing says which arm it was. */
-			uint64_t e = __atomic_load_n(&owner_now, __ATOMIC_RELAXED) + (x >> 8) % (40 * TICK);
-			if (e <= r->last_expires)
-				e = r->last_expires + 1;
-			r->last_expires = e;
-			rc = tw_post_mod(wheel, &r->req, &r->t, e);
-			r->last_op = 1;
-			p->mods++;
-		}
+		rc = post_random(p, r, x, 3, 0);
 		if (rc == -ESHUTDOWN) {
 			p->refused++;
 			r->last_op = 0;
@@ -208,6 +228,37 @@ static bool race_has_run(struct producer *prod)
 	return posts >= 100 && quiet > 0;
 }
 
+/* Producers, each on timers of its own, started on `body`. */
+static void start_producers(struct producer *prod, uint64_t seed, void (*fn)(struct tw_timer *),
+			    void *(*body)(void *))
+{
+	for (int i = 0; i < nproducers; i++) {
+		struct producer *p = &prod[i];
+		memset(p, 0, sizeof(*p));
+		p->id = i;
+		p->rng = seed + (uint64_t)i * 7919;
+		for (int k = 0; k < TIMERS_PER_PRODUCER; k++)
+			tw_timer_init(&p->timers[k].t, fn);
+	}
+	for (int i = 0; i < nproducers; i++)
+		assert_int_equal(pthread_create(&prod[i].thread, NULL, body, &prod[i]), 0);
+}
+
+/* The owner advances its virtual clock from `now` for `secs` seconds of
+ * real time; returns the clock. */
+static uint64_t owner_advances(uint64_t now, uint64_t *seed, double secs)
+{
+	double t0 = seconds();
+
+	while (seconds() - t0 < secs) {
+		uint64_t x = test_rand(seed);
+		now += (x % 3) * TICK + x % TICK;
+		__atomic_store_n(&owner_now, now, __ATOMIC_RELAXED);
+		assert_true(tw_advance(wheel, now) >= 0);
+	}
+	return now;
+}
+
 static void test_requests_race(void **state)
 {
 	static struct producer prod[MAX_PRODUCERS];
@@ -225,17 +276,7 @@ static void test_requests_race(void **state)
 	__atomic_store_n(&stop_posting, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&destroyed_phase, 0, __ATOMIC_RELAXED);
 	early = dup = 0;
-
-	for (int i = 0; i < nproducers; i++) {
-		struct producer *p = &prod[i];
-		memset(p, 0, sizeof(*p));
-		p->id = i;
-		p->rng = seed + (uint64_t)i * 7919;
-		for (int k = 0; k < TIMERS_PER_PRODUCER; k++)
-			tw_timer_init(&p->timers[k].t, on_fire);
-	}
-	for (int i = 0; i < nproducers; i++)
-		assert_int_equal(pthread_create(&prod[i].thread, NULL, produce, &prod[i]), 0);
+	start_producers(prod, seed, on_fire, produce);
 
 	/* Race: requests against firings against cancels, for the time asked
 	 * and until it has done something (at most a minute). */
@@ -293,6 +334,31 @@ static void test_requests_race(void **state)
 	assert_true(quiet > 0); /* the cancel check had something to check */
 }
 
+/* Once the clock has passed every expiry: no producer failed, no timer
+ * fired after a done cancel, and every timer that its done requests left
+ * armed fired with its last expiry. Returns the number of those. */
+static uint64_t check_the_end(struct producer *prod)
+{
+	uint64_t armed = 0;
+
+	for (int i = 0; i < nproducers; i++) {
+		if (prod[i].failures)
+			fail_msg("producer %d: %s", i, prod[i].why);
+		for (int k = 0; k < TIMERS_PER_PRODUCER; k++) {
+			struct rtimer *r = &prod[i].timers[k];
+			if (r->cancelled && r->fires != r->fires_at_cancel)
+				fail_msg("producer %d timer %d fired after its cancel was done", i, k);
+			if (!r->armed)
+				continue;
+			armed++;
+			if (r->last_fired != r->armed_for)
+				fail_msg("producer %d timer %d: armed for %llu, last fired %llu: lost", i, k,
+					 (unsigned long long)r->armed_for, (unsigned long long)r->last_fired);
+		}
+	}
+	return armed;
+}
+
 /* No loss: the same race, then the producers stop, wait for their last
  * requests, and the owner runs to the end of time; every timer whose last
  * request armed it has fired with that expiry. */
@@ -301,7 +367,6 @@ static void test_requests_nothing_lost(void **state)
 	static struct producer prod[MAX_PRODUCERS];
 	struct tw_config cfg = { .tick_ns = TICK };
 	uint64_t seed = test_seed() ^ 0xabc, now = 1000000, armed_at_end = 0;
-	double t0;
 
 	(void)state;
 	assert_int_equal(tw_wheel_create(&wheel, &cfg, now), 0);
@@ -310,22 +375,8 @@ static void test_requests_nothing_lost(void **state)
 	__atomic_store_n(&stop_posting, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&destroyed_phase, 0, __ATOMIC_RELAXED);
 	early = dup = 0;
-	for (int i = 0; i < nproducers; i++) {
-		struct producer *p = &prod[i];
-		memset(p, 0, sizeof(*p));
-		p->rng = seed + (uint64_t)i * 104729;
-		for (int k = 0; k < TIMERS_PER_PRODUCER; k++)
-			tw_timer_init(&p->timers[k].t, on_fire);
-	}
-	for (int i = 0; i < nproducers; i++)
-		assert_int_equal(pthread_create(&prod[i].thread, NULL, produce, &prod[i]), 0);
-	t0 = seconds();
-	while (seconds() - t0 < run_seconds) {
-		uint64_t x = test_rand(&seed);
-		now += (x % 3) * TICK + x % TICK;
-		__atomic_store_n(&owner_now, now, __ATOMIC_RELAXED);
-		assert_true(tw_advance(wheel, now) >= 0);
-	}
+	start_producers(prod, seed, on_fire, produce);
+	now = owner_advances(now, &seed, run_seconds);
 	__atomic_store_n(&stop_posting, 1, __ATOMIC_RELEASE);
 	/* The producers may be waiting for requests: keep applying them. */
 	for (int joined = 0; joined < nproducers;) {
@@ -347,21 +398,7 @@ static void test_requests_nothing_lost(void **state)
 	__atomic_store_n(&owner_now, UINT64_MAX, __ATOMIC_RELAXED);
 	assert_true(tw_advance(wheel, UINT64_MAX) >= 0);
 	assert_int_equal(tw_count(wheel), 0);
-	for (int i = 0; i < nproducers; i++) {
-		if (prod[i].failures)
-			fail_msg("producer %d: %s", i, prod[i].why);
-		for (int k = 0; k < TIMERS_PER_PRODUCER; k++) {
-			struct rtimer *r = &prod[i].timers[k];
-			if (r->cancelled && r->fires != r->fires_at_cancel)
-				fail_msg("producer %d timer %d fired after its cancel was done", i, k);
-			if (!r->armed)
-				continue;
-			armed_at_end++;
-			if (r->last_fired != r->armed_for)
-				fail_msg("producer %d timer %d: armed for %llu, last fired %llu: lost", i, k,
-					 (unsigned long long)r->armed_for, (unsigned long long)r->last_fired);
-		}
-	}
+	armed_at_end = check_the_end(prod);
 	assert_int_equal(early, 0);
 	assert_int_equal(dup, 0);
 	assert_int_equal(tw_check(wheel), 0);
@@ -383,18 +420,33 @@ static void test_request_errors(void **state)
 	tw_timer_init(&t, on_fire);
 	assert_int_equal(tw_post_mod(NULL, &req, &t, 1), -EINVAL);
 	assert_int_equal(tw_post_mod(w, NULL, &t, 1), -EINVAL);
+	assert_int_equal(tw_post_mod(w, &req, NULL, 1), -EINVAL);
+	assert_int_equal(tw_post_mod_range(NULL, &req, &t, 1, 1), -EINVAL);
+	assert_int_equal(tw_post_mod_range(w, NULL, &t, 1, 1), -EINVAL);
+	assert_int_equal(tw_post_mod_range(w, &req, NULL, 1, 1), -EINVAL);
+	assert_int_equal(tw_post_del(NULL, &req, &t), -EINVAL);
+	assert_int_equal(tw_post_del(w, NULL, &t), -EINVAL);
 	assert_int_equal(tw_post_del(w, &req, NULL), -EINVAL);
+	assert_int_equal(tw_request_result(NULL), -EINVAL);
+	assert_false(tw_request_done(NULL));
 	assert_int_equal(tw_request_result(&req), -EBUSY);
 	assert_int_equal(tw_request_wait(w, &req), -EINVAL); /* never posted */
+	assert_int_equal(tw_request_wait(NULL, &req), -EINVAL);
+	assert_int_equal(tw_request_wait(w, NULL), -EINVAL);
+	assert_int_equal(tw_request_wait_timeout(w, &req, 0), -EINVAL); /* never posted */
+	assert_int_equal(tw_request_wait_timeout(NULL, &req, 0), -EINVAL);
+	assert_int_equal(tw_request_wait_timeout(w, NULL, 0), -EINVAL);
 	assert_false(tw_request_done(&req));
 	assert_int_equal(tw_post_mod(w, &req, &t, 5000000), 0);
-	assert_int_equal(tw_post_mod(w, &req, &t, 6000000), -EBUSY); /* one at a time */
-	assert_false(tw_pending(&t));                               /* not applied yet */
-	assert_int_equal(tw_drain(w), 1);
+	assert_int_equal(tw_post_mod(w, &req, &t, 6000000), 1); /* replaces the queued post */
+	assert_false(tw_pending(&t));                              /* not applied yet */
+	assert_false(tw_request_done(&req));
+	assert_int_equal(tw_request_result(&req), -EBUSY);
+	assert_int_equal(tw_drain(w), 1); /* one request, its latest post */
 	assert_true(tw_request_done(&req));
 	assert_int_equal(tw_request_result(&req), 0); /* it was idle */
 	assert_true(tw_pending(&t));
-	assert_int_equal(t.expires, 5000000);
+	assert_int_equal(t.expires, 6000000); /* latest wins */
 	assert_int_equal(tw_post_del(w, &req, &t), 0);
 	assert_int_equal(tw_advance(w, 1000), 0); /* applied first: nothing fires */
 	assert_int_equal(tw_request_result(&req), 1);
@@ -479,6 +531,497 @@ static void test_destroy_in_callback_completes_after(void **state)
 	assert_int_equal(tw_request_result(&destroy_req), -ESHUTDOWN);
 }
 
+/* The callback of the unit tests' timers, which are no struct rtimer. */
+static int plain_fired;
+
+static void on_plain(struct tw_timer *t)
+{
+	(void)t;
+	plain_fired++;
+}
+
+/* The cross-thread calls are the owner's calls: twin wheels, one re-armed
+ * by the owner with tw_mod_range() and tw_mod(), the other by
+ * tw_post_mod_range() and tw_post_mod(), tell the same next expiry and
+ * fire at the same advance. A ranged post sets or keeps a window. */
+static uint64_t twin_fired[2];
+
+static void on_twin(struct tw_timer *t)
+{
+	(void)t;
+	twin_fired[0]++;
+}
+
+static void on_twin_posted(struct tw_timer *t)
+{
+	(void)t;
+	twin_fired[1]++;
+}
+
+#define MS 1000000ull
+
+static void twins(struct tw_wheel **w, struct tw_timer *t, uint64_t slack_ns)
+{
+	struct tw_config cfg = { .slack_ns = slack_ns };
+
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tw_wheel_create(&w[i], &cfg, 90 * MS), 0);
+		tw_timer_init(&t[i], i ? on_twin_posted : on_twin);
+	}
+	twin_fired[0] = twin_fired[1] = 0;
+}
+
+/* Both wheels advance to `to` without firing, then both expect their
+ * timer at `next`, and not before: an advance just short fires nothing. */
+static void same_course(struct tw_wheel **w, uint64_t to, uint64_t next)
+{
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tw_advance(w[i], to), 0);
+		assert_int_equal(tw_next_expiry(w[i]), next);
+		assert_int_equal(tw_advance(w[i], next - 1), 0);
+	}
+}
+
+static void test_posts_match_owner_calls(void **state)
+{
+	struct tw_wheel *w[2];
+	struct tw_timer t[2];
+	struct tw_request req;
+
+	(void)state;
+	memset(&req, 0, sizeof(req));
+	twins(w, t, 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(tw_add_range(w[i], &t[i], 1000 * MS, 407 * MS), 0);
+	assert_int_equal(tw_next_expiry(w[1]), 1024 * MS); /* the coarsest tick of [1000, 1407] ms */
+
+	/* A ranged post keeps the window that a post without one drops. The
+	 * wheels are compared after an advance short of the new window: a
+	 * re-arm does not raise the bound its old bucket keeps. */
+	assert_int_equal(tw_mod_range(w[0], &t[0], 2000 * MS, 407 * MS), 1);
+	assert_int_equal(tw_post_mod_range(w[1], &req, &t[1], 2000 * MS, 407 * MS), 0);
+	assert_int_equal(tw_drain(w[1]), 1);
+	assert_int_equal(tw_request_result(&req), 1);
+	same_course(w, 1900 * MS, 2048 * MS);
+	/* ... or sets another. */
+	assert_int_equal(tw_mod_range(w[0], &t[0], 3000 * MS, 3 * MS), 1);
+	assert_int_equal(tw_post_mod_range(w[1], &req, &t[1], 3000 * MS, 3 * MS), 0);
+	assert_int_equal(tw_drain(w[1]), 1);
+	same_course(w, 2999 * MS, 3000 * MS); /* [3000, 3003]: 3000 is a multiple of 8 ms */
+	/* tw_post_mod() is tw_mod(): the wheel's default slack, here none. */
+	assert_int_equal(tw_mod(w[0], &t[0], 4001 * MS), 1);
+	assert_int_equal(tw_post_mod(w[1], &req, &t[1], 4001 * MS), 0);
+	assert_int_equal(tw_drain(w[1]), 1);
+	same_course(w, 4000 * MS, 4001 * MS);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tw_advance(w[i], 4001 * MS), 1);
+		assert_wheel_sound(w[i]);
+		tw_wheel_destroy(w[i]);
+	}
+
+	assert_int_equal(twin_fired[0], 1);
+	assert_int_equal(twin_fired[1], 1);
+
+	/* With a default slack, tw_post_mod() gives it, as tw_mod() does. */
+	twins(w, t, 100 * MS);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(tw_add(w[i], &t[i], 500 * MS), 0);
+	assert_int_equal(tw_mod(w[0], &t[0], 1000 * MS), 1);
+	assert_int_equal(tw_post_mod(w[1], &req, &t[1], 1000 * MS), 0);
+	assert_int_equal(tw_drain(w[1]), 1);
+	same_course(w, 900 * MS, 1024 * MS); /* [1000, 1100]: 1024 */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tw_advance(w[i], 1024 * MS), 1);
+		tw_wheel_destroy(w[i]);
+	}
+	assert_int_equal(twin_fired[0], 1);
+	assert_int_equal(twin_fired[1], 1);
+}
+
+/* Latest wins: a re-post of a queued request replaces what it asks, and
+ * only the latest post is applied and reported. */
+static void test_repost_latest_wins(void **state)
+{
+	struct tw_wheel *w;
+	struct tw_timer t, u;
+	struct tw_request req;
+
+	(void)state;
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	tw_timer_init(&t, on_plain);
+	tw_timer_init(&u, on_plain);
+
+	/* mod, ranged mod, cancel: only the cancel is applied, to an idle timer. */
+	assert_int_equal(tw_post_mod(w, &req, &t, 5 * MS), 0);
+	assert_int_equal(tw_post_mod_range(w, &req, &t, 7 * MS, 3 * MS), 1);
+	assert_int_equal(tw_post_del(w, &req, &t), 1);
+	assert_int_equal(tw_drain(w), 1);
+	assert_int_equal(tw_request_result(&req), 0);
+	assert_false(tw_pending(&t));
+	assert_int_equal(tw_count(w), 0);
+
+	/* Armed; a cancel replaced by a later re-arm: the timer stays armed. */
+	assert_int_equal(tw_post_mod(w, &req, &t, 5 * MS), 0);
+	assert_int_equal(tw_drain(w), 1);
+	assert_int_equal(tw_post_del(w, &req, &t), 0);
+	assert_int_equal(tw_post_mod(w, &req, &t, 9 * MS), 1);
+	assert_int_equal(tw_drain(w), 1);
+	assert_int_equal(tw_request_result(&req), 1); /* it was armed */
+	assert_true(tw_pending(&t));
+	assert_int_equal(t.expires, 9 * MS);
+
+	/* An earlier deadline replaces a later one too. */
+	assert_int_equal(tw_post_mod(w, &req, &t, 20 * MS), 0);
+	assert_int_equal(tw_post_mod(w, &req, &t, 6 * MS), 1);
+	assert_int_equal(tw_drain(w), 1);
+	assert_int_equal(t.expires, 6 * MS);
+
+	/* A re-post may name another timer: the first is left alone. */
+	assert_int_equal(tw_post_mod(w, &req, &u, 8 * MS), 0);
+	assert_int_equal(tw_post_del(w, &req, &t), 1);
+	assert_int_equal(tw_drain(w), 1);
+	assert_false(tw_pending(&u));
+	assert_false(tw_pending(&t));
+
+	/* A done request posted again is a new post. */
+	plain_fired = 0;
+	assert_int_equal(tw_post_mod(w, &req, &t, 8 * MS), 0);
+	assert_int_equal(tw_advance(w, 8 * MS), 1); /* applied first, then fired */
+	assert_int_equal(plain_fired, 1);
+	assert_int_equal(tw_request_result(&req), 0);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* A re-post that moves a queued request earlier than the owner will look
+ * wakes it, as a first post would; one that moves it later does not. */
+static void test_repost_wakes_for_earlier(void **state)
+{
+	struct tw_wheel *w;
+	struct tw_timer a, b;
+	struct tw_request ra, rb;
+	uint64_t told = 0;
+
+	(void)state;
+	memset(&ra, 0, sizeof(ra));
+	memset(&rb, 0, sizeof(rb));
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	tw_timer_init(&a, on_plain);
+	tw_timer_init(&b, on_plain);
+	assert_int_equal(tw_add(w, &a, 10 * MS), 0);
+	assert_int_equal(tw_set_notify(w, count_notify, &told), 0);
+	__atomic_store_n(&wakes, 0, __ATOMIC_RELAXED);
+	assert_int_equal(tw_set_wake(w, on_wake, NULL), 0);
+
+	assert_int_equal(tw_post_mod(w, &rb, &b, 20 * MS), 0); /* later than a: no wake */
+	assert_int_equal(wakes, 0);
+	assert_int_equal(tw_post_mod(w, &rb, &b, 30 * MS), 1); /* later still */
+	assert_int_equal(wakes, 0);
+	assert_int_equal(tw_post_mod_range(w, &rb, &b, 5 * MS, 1 * MS), 1); /* earlier than a */
+	assert_int_equal(wakes, 1);
+	assert_int_equal(tw_post_del(w, &rb, &b), 1); /* a cancel never wakes */
+	assert_int_equal(wakes, 1);
+	assert_int_equal(tw_drain(w), 1);
+	assert_false(tw_pending(&b));
+	assert_int_equal(told, 0); /* the hook heard nothing: b never moved the next expiry */
+	assert_int_equal(tw_set_notify(w, NULL, NULL), 0);
+	tw_wheel_destroy(w);
+}
+
+/* A post that comes while the owner applies the same request is a new
+ * post: the application under way is never reported, the new one is
+ * applied in the next drain. The notify hook, called while the owner
+ * applies, posts it. */
+static struct tw_request applying_req;
+static struct tw_timer applying_timer;
+static int applying_post_rc = 99, applying_done_in_hook = 99;
+
+static int post_from_hook(struct tw_wheel *w, uint64_t next, void *arg)
+{
+	(void)next;
+	(void)arg;
+	if (applying_post_rc == 99) {
+		applying_done_in_hook = tw_request_done(&applying_req);
+		applying_post_rc = tw_post_mod(w, &applying_req, &applying_timer, 50 * MS);
+	}
+	return 0;
+}
+
+static void test_post_while_applying(void **state)
+{
+	struct tw_wheel *w;
+
+	(void)state;
+	memset(&applying_req, 0, sizeof(applying_req));
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	tw_timer_init(&applying_timer, on_plain);
+	assert_int_equal(tw_set_notify(w, post_from_hook, NULL), 0);
+	assert_int_equal(tw_post_mod(w, &applying_req, &applying_timer, 10 * MS), 0);
+	assert_int_equal(tw_drain(w), 1); /* arms it for 10 ms: the hook hears */
+	assert_int_equal(applying_done_in_hook, 0);
+	assert_int_equal(applying_post_rc, 0); /* queued anew, not a replacement */
+	assert_int_equal(applying_timer.expires, 10 * MS);
+	assert_false(tw_request_done(&applying_req)); /* superseded: not reported */
+	assert_int_equal(tw_drain(w), 1);
+	assert_true(tw_request_done(&applying_req));
+	assert_int_equal(tw_request_result(&applying_req), 1); /* it was armed by the first */
+	assert_int_equal(applying_timer.expires, 50 * MS);
+	assert_int_equal(tw_set_notify(w, NULL, NULL), 0);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Voluntary context switches of this thread: a waiter that sleeps makes a
+ * handful, one that polls thousands. */
+static long switches(void)
+{
+#ifdef RUSAGE_THREAD
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+#else
+	return 0;
+#endif
+}
+
+/* A loop that has stopped never applies the request: the wait returns
+ * -ETIMEDOUT once its timeout has passed, never before, and the request
+ * is still queued, applied when the owner comes back. */
+static void test_wait_timeout_stopped_loop(void **state)
+{
+	struct tw_wheel *w;
+	struct tw_timer t;
+	struct tw_request req;
+	uint64_t t0, waited;
+	long sw;
+
+	(void)state;
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	tw_timer_init(&t, on_plain);
+	__atomic_store_n(&wakes, 0, __ATOMIC_RELAXED);
+	assert_int_equal(tw_set_wake(w, on_wake, NULL), 0);
+	assert_int_equal(tw_post_del(w, &req, &t), 0);
+	assert_int_equal(wakes, 0);
+	assert_int_equal(tw_request_wait_timeout(w, &req, 0), -ETIMEDOUT); /* only looks */
+	assert_int_equal(wakes, 1); /* and wakes the owner */
+
+	t0 = mono_ns();
+	sw = switches();
+	assert_int_equal(tw_request_wait_timeout(w, &req, 200 * MS), -ETIMEDOUT);
+	waited = mono_ns() - t0;
+	sw = switches() - sw;
+	assert_true(waited >= 200 * MS);
+	assert_true(waited < 200 * MS + 20000 * MS); /* lateness only: a loaded machine */
+	fprintf(stderr, "# timed out after %.1f ms, %ld voluntary context switches\n", (double)waited / 1e6, sw);
+	assert_true(sw < 100); /* slept, did not poll */
+	assert_false(tw_request_done(&req));
+
+	assert_int_equal(tw_drain(w), 1);
+	assert_int_equal(tw_request_wait_timeout(w, &req, 0), 0); /* done: its result */
+	assert_int_equal(tw_request_wait(w, &req), 0);
+	tw_wheel_destroy(w);
+}
+
+/* The other way: an owner on another thread, woken by the wait through the
+ * wake hook, applies the request; the waiter returns its result. */
+static struct tw_wheel *wait_wheel;
+static int owner_woken; /* atomic */
+
+static void wake_owner(struct tw_wheel *w, void *arg)
+{
+	(void)w;
+	(void)arg;
+	__atomic_store_n(&owner_woken, 1, __ATOMIC_RELEASE);
+}
+
+static void *owner_drains_when_woken(void *arg)
+{
+	struct timespec ms1 = { 0, 1000000L }, ms50 = { 0, 50000000L };
+	int *applied = arg;
+
+	while (!__atomic_load_n(&owner_woken, __ATOMIC_ACQUIRE))
+		nanosleep(&ms1, NULL);
+	nanosleep(&ms50, NULL); /* the waiter is asleep by now */
+	*applied = tw_drain(wait_wheel);
+	return NULL;
+}
+
+static void test_wait_applied_in_time(void **state)
+{
+	struct tw_timer t;
+	struct tw_request req;
+	pthread_t owner;
+	int applied = -1, r;
+	uint64_t t0, waited;
+	long sw;
+
+	(void)state;
+	memset(&req, 0, sizeof(req));
+	__atomic_store_n(&owner_woken, 0, __ATOMIC_RELAXED);
+	assert_int_equal(tw_wheel_create(&wait_wheel, NULL, 0), 0);
+	tw_timer_init(&t, on_plain);
+	assert_int_equal(tw_add(wait_wheel, &t, 10 * MS), 0);
+	assert_int_equal(tw_set_wake(wait_wheel, wake_owner, NULL), 0);
+	/* From here the other thread owns the wheel. */
+	assert_int_equal(pthread_create(&owner, NULL, owner_drains_when_woken, &applied), 0);
+	assert_int_equal(tw_post_del(wait_wheel, &req, &t), 0);
+	t0 = mono_ns();
+	sw = switches();
+	r = tw_request_wait_timeout(wait_wheel, &req, 60000 * MS);
+	waited = mono_ns() - t0;
+	sw = switches() - sw;
+	pthread_join(owner, NULL);
+	assert_int_equal(r, 1); /* the cancel found it armed */
+	assert_int_equal(applied, 1);
+	assert_false(tw_pending(&t));
+	fprintf(stderr, "# applied after %.1f ms of waiting, %ld voluntary context switches\n", (double)waited / 1e6,
+		sw);
+	assert_true(waited < 60000 * MS);
+	assert_true(sw < 100);
+	tw_wheel_destroy(wait_wheel);
+}
+
+/*
+ * Races with ranged posts (tw_post_mod_range()), and with re-posts of
+ * queued requests (latest wins): producers re-arm their timers with
+ * windows, waiting for each request to be done (ranged), or posting again
+ * whether or not the last one is done (latest wins), while the owner
+ * advances. Besides the checks of the first race (early, duplicate, fired
+ * after a done cancel), at the end every timer is as its last post left
+ * it: idle after a cancel, armed for its last expiry after a re-arm; and,
+ * stepping the clock a tick at a time, each fires inside its window.
+ */
+static int stepping;        /* owner only: the final phase, a tick per advance */
+static uint64_t step_from;  /* owner only: the clock when the final phase began */
+static uint64_t late;       /* owner only */
+
+static void on_fire_ranged(struct tw_timer *t)
+{
+	uint64_t now = __atomic_load_n(&owner_now, __ATOMIC_RELAXED);
+	uint64_t end = t->expires + slack_of(t->expires);
+	uint64_t end_tick = (end + TICK - 1) / TICK * TICK;
+
+	/* The first advance whose now reaches the window's end, rounded up
+	 * to a tick, fires it: with one tick per advance, before now passes
+	 * that end by a tick. */
+	if (stepping && t->expires > step_from && now >= end_tick + TICK)
+		late++;
+	on_fire(t);
+}
+
+static int latest_wins; /* the producers' mode: re-post without waiting */
+
+static void *produce_ranged(void *arg)
+{
+	struct producer *p = arg;
+
+	while (!__atomic_load_n(&stop_posting, __ATOMIC_ACQUIRE)) {
+		struct rtimer *r = &p->timers[test_rand(&p->rng) % TIMERS_PER_PRODUCER];
+		uint64_t x = test_rand(&p->rng);
+		int rc;
+
+		if (r->last_op && tw_request_done(&r->req))
+			settle(p, r);
+		else if (r->last_op && !latest_wins)
+			continue;
+		if (r->cancelled && __atomic_load_n(&r->fires, __ATOMIC_ACQUIRE) != r->fires_at_cancel)
+			fail_in(p, "a timer fired after its cancel was done");
+		rc = post_random(p, r, x, 4, 1);
+		if (rc == 1)
+			p->refused++; /* here: replaced a queued post */
+		else if (rc != 0)
+			fail_in(p, latest_wins ? "a re-post failed" : "a post failed");
+		__atomic_store_n(&p->posts, p->posts + 1, __ATOMIC_RELAXED);
+		if (x % 16 == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void race_ranged(int repost)
+{
+	static struct producer prod[MAX_PRODUCERS];
+	struct tw_config cfg = { .tick_ns = TICK };
+	uint64_t seed = test_seed() ^ (repost ? 0x1a7e : 0x5a11), now = 1000000, replaced = 0, armed = 0;
+
+	assert_int_equal(tw_wheel_create(&wheel, &cfg, now), 0);
+	assert_int_equal(tw_set_wake(wheel, on_wake, NULL), 0);
+	__atomic_store_n(&owner_now, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&stop_posting, 0, __ATOMIC_RELAXED);
+	latest_wins = repost;
+	stepping = 0;
+	early = dup = late = 0;
+	start_producers(prod, seed, on_fire_ranged, produce_ranged);
+	now = owner_advances(now, &seed, run_seconds);
+	__atomic_store_n(&stop_posting, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < nproducers; i++)
+		pthread_join(prod[i].thread, NULL);
+	assert_true(tw_drain(wheel) >= 0);
+
+	/* Every timer as its last post left it. */
+	for (int i = 0; i < nproducers; i++)
+		for (int k = 0; k < TIMERS_PER_PRODUCER; k++) {
+			struct rtimer *r = &prod[i].timers[k];
+			int last = r->last_op;
+			if (!last)
+				continue;
+			assert_true(tw_request_done(&r->req));
+			settle(&prod[i], r);
+			if (last == 2)
+				assert_false(tw_pending(&r->t));
+			else if (tw_pending(&r->t))
+				assert_int_equal(r->t.expires, r->last_expires);
+			else /* fired already, with that expiry */
+				assert_int_equal(r->last_fired, r->last_expires);
+		}
+
+	/* A tick per advance until every window has closed. */
+	now = (now + TICK - 1) / TICK * TICK;
+	step_from = now;
+	stepping = 1;
+	for (int n = 0; tw_count(wheel) > 0; n++) {
+		assert_true(n < 1000);
+		now += TICK;
+		__atomic_store_n(&owner_now, now, __ATOMIC_RELAXED);
+		assert_true(tw_advance(wheel, now) >= 0);
+	}
+	armed = check_the_end(prod);
+	for (int i = 0; i < nproducers; i++)
+		replaced += prod[i].refused;
+	fprintf(stderr,
+		"# %s: %llu re-posts replaced a queued one; %llu timers armed at the end fired in their windows\n",
+		repost ? "latest wins" : "ranged", (unsigned long long)replaced, (unsigned long long)armed);
+	assert_int_equal(early, 0);
+	assert_int_equal(dup, 0);
+	assert_int_equal(late, 0);
+	if (!repost)
+		assert_int_equal(replaced, 0); /* each waited for the last to be done */
+	assert_int_equal(tw_check(wheel), 0);
+	tw_wheel_destroy(wheel);
+	wheel = NULL;
+}
+
+static void test_requests_ranged_race(void **state)
+{
+	(void)state;
+	race_ranged(0);
+}
+
+static void test_requests_latest_wins_race(void **state)
+{
+	(void)state;
+	race_ranged(1);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -493,6 +1036,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_destroy_in_callback_completes_after),
 		cmocka_unit_test(test_requests_race),
 		cmocka_unit_test(test_requests_nothing_lost),
+		cmocka_unit_test(test_posts_match_owner_calls),
+		cmocka_unit_test(test_repost_latest_wins),
+		cmocka_unit_test(test_repost_wakes_for_earlier),
+		cmocka_unit_test(test_post_while_applying),
+		cmocka_unit_test(test_wait_timeout_stopped_loop),
+		cmocka_unit_test(test_wait_applied_in_time),
+		cmocka_unit_test(test_requests_ranged_race),
+		cmocka_unit_test(test_requests_latest_wins_race),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,17 +10,18 @@
  * side by side, with 1 and 2 producers:
  *
  *   requests  each producer posts tw_post_mod() with one struct tw_request
- *             per timer; when that request is not done yet (the owner is
- *             behind) it yields, as a thread waiting on a mutex would, and
- *             picks another; the owner applies them in its advances; no
- *             lock anywhere.
+ *             per timer; when that request was still queued (the owner is
+ *             behind) the post replaces it, is not counted, and the
+ *             producer yields, as a thread waiting on a mutex would; the
+ *             owner applies them in its advances; no lock anywhere.
  *   mutex     one pthread mutex around the wheel; producers lock, tw_mod(),
  *             unlock; the owner locks around each tw_advance().
  *
  * Reported: re-arms per second applied (the sum over producers), the
  * owner's advances per second, and for the requests the latency from
  * tw_post_mod() to the owner having applied it (one producer posting,
- * then polling tw_request_done()), p50 and p99.
+ * then polling tw_request_done(), or sleeping in tw_request_wait()), p50
+ * and p99.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -121,8 +122,8 @@ static void *produce(void *arg)
 
 			if (r == 0)
 				p->applied++; /* counted when posted; all are applied by the end */
-			else if (r == -EBUSY)
-				sched_yield(); /* the owner is behind: let it run, as a mutex would */
+			else if (r == 1)
+				sched_yield(); /* replaced a queued one: the owner is behind, let it run */
 		}
 	}
 	return NULL;
@@ -185,8 +186,9 @@ static int cmp64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One producer: post, poll until done, repeat; the owner loops. */
-static void latency(uint64_t *p50, uint64_t *p99, int n)
+/* One producer: post, poll until done (or sleep until done), repeat; the
+ * owner loops. */
+static void latency(uint64_t *p50, uint64_t *p99, int n, bool sleep)
 {
 	uint64_t *lat = calloc((size_t)n, sizeof(*lat)), rng = 7;
 	pthread_t own;
@@ -203,6 +205,8 @@ static void latency(uint64_t *p50, uint64_t *p99, int n)
 			k--;
 			continue;
 		}
+		if (sleep)
+			tw_request_wait(g.w, &g.reqs[i]);
 		while (!tw_request_done(&g.reqs[i]))
 			;
 		lat[k] = mono_ns() - t0;
@@ -219,7 +223,7 @@ static void latency(uint64_t *p50, uint64_t *p99, int n)
 int main(int argc, char **argv)
 {
 	double seconds = 2, r[2][2], adv[2][2];
-	uint64_t p50, p99;
+	uint64_t p50, p99, w50, w99;
 	int opt;
 
 	g.ntimers = 100000;
@@ -241,7 +245,8 @@ int main(int argc, char **argv)
 	for (int np = 1; np <= 2; np++)
 		for (int m = 0; m < 2; m++)
 			r[np - 1][m] = run(m == 1, np, seconds, &adv[np - 1][m]);
-	latency(&p50, &p99, 100000);
+	latency(&p50, &p99, 100000, false);
+	latency(&w50, &w99, 20000, true);
 
 	printf("xthread: re-arms from other threads, %" PRIu32 " timers, %.1f s each, %ld CPUs\n\n", g.ntimers,
 	       seconds, sysconf(_SC_NPROCESSORS_ONLN));
@@ -252,6 +257,8 @@ int main(int argc, char **argv)
 	printf("  %-12s %15.2f M/s %15.2f M/s\n", "owner loop, 2", adv[1][0] / 1e6, adv[1][1] / 1e6);
 	printf("\n  request to effect (post to done, one producer): p50 %.2f us, p99 %.2f us\n", (double)p50 / 1e3,
 	       (double)p99 / 1e3);
+	printf("  the same, sleeping in tw_request_wait():         p50 %.2f us, p99 %.2f us\n", (double)w50 / 1e3,
+	       (double)w99 / 1e3);
 	free(g.items);
 	free(g.reqs);
 	return 0;

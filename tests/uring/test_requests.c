@@ -62,9 +62,9 @@ static void *worker(void *arg)
 	/* A far timer, armed and then cancelled from here; the cancel is
 	 * done only once the loop has applied it. */
 	worker_rc[1] = tw_post_mod(wheel, &req_far, &far_timer, posted_at + 10000 * MS);
-	worker_rc[2] = tw_request_wait(wheel, &req_far);
+	worker_rc[2] = tw_request_wait_timeout(wheel, &req_far, 15000 * MS);
 	worker_rc[3] = tw_post_del(wheel, &req_far, &far_timer);
-	cancel_result = tw_request_wait(wheel, &req_far);
+	cancel_result = tw_request_wait_timeout(wheel, &req_far, 15000 * MS); /* -ETIMEDOUT: never applied */
 	/* Give the near timer time to fire (generously: the machine may be
 	 * loaded), then end the loop's read. */
 	for (int i = 0; i < 500 && !__atomic_load_n(&fired_near, __ATOMIC_ACQUIRE); i++)
@@ -188,8 +188,9 @@ static void *att_worker(void *arg)
 		nanosleep(&ms20, NULL); /* the ring's thread is waiting by now */
 		if (tw_post_mod(wheel, &att_req, &att_timer[i], tw_uring_now() + 10 * MS) != 0)
 			worker_rc[i] = -1;
-		/* Not tw_request_wait(): without a wake-up it would wait forever;
-		 * the loop below gives up after 15 s instead, and so does this. */
+		/* Not tw_request_wait_timeout(): it wakes the loop itself, and
+		 * would hide a post whose own wake-up was lost. Give up after
+		 * 15 s, as the loop below does. */
 		for (int k = 0; k < 750 && !tw_request_done(&att_req); k++)
 			nanosleep(&ms20, NULL);
 		if (!tw_request_done(&att_req))

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+//
+// The request queue's steps; the ordering argument that ties them is at
+// the top of request_queue.hpp, and the numbers below refer to it.
+#include "request_queue.hpp"
+
+#include <errno.h>
+
+#include "park.hpp"
+
+namespace tw {
+
+// Claim a request for writing: the generation moves on, so that an owner
+// reading the old payload cannot take it (1). *queued: it is on its way
+// to the owner already, and is rewritten in place. 0 if another thread
+// is writing it.
+inline uint32_t request_queue::claim(tw_request *r, bool *queued)
+{
+	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
+	uint32_t to;
+	do {
+		uint32_t phase = req::phase(s);
+		if (phase == req::phase_writing || phase == req::phase_rewriting)
+			return 0;
+		*queued = phase == req::phase_queued;
+		to = req::with(s + req::gen_one, *queued ? req::phase_rewriting : req::phase_writing, req::op(s));
+	} while (!__atomic_compare_exchange_n(&r->tw__state, &s, to, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	return to;
+}
+
+// The payload is written: queued from now on. Returns true if the poster
+// must push it (a new post, or a rewrite the owner handed back). Release:
+// the payload (1); acquire: a hand-back, after which the owner no longer
+// reads the link that push() writes (2).
+inline bool request_queue::publish(tw_request *r, request_op op)
+{
+	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
+	bool push;
+	do
+		push = req::phase(s) == req::phase_writing;
+	while (!__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_queued, op), true,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return push;
+}
+
+inline void request_queue::push(tw_request *r)
+{
+	tw_request *head = __atomic_load_n(&head_, __ATOMIC_RELAXED);
+	do
+		r->tw__next = head;
+	while (!__atomic_compare_exchange_n(&head_, &head, r, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
+
+int request_queue::post(tw_wheel *w, tw_request *r, const request_payload &p)
+{
+	if (__atomic_load_n(&refusing_, __ATOMIC_ACQUIRE))
+		return -ESHUTDOWN;
+	bool replaced;
+	if (!claim(r, &replaced))
+		return -EBUSY;
+	__atomic_store_n(&r->tw__timer, p.timer, __ATOMIC_RELEASE); // (1)
+	__atomic_store_n(&r->tw__expires, p.expires, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->tw__slack, p.slack, __ATOMIC_RELEASE);
+	if (publish(r, p.op))
+		push(r);
+	// A cancel never makes the owner look earlier.
+	if (p.op != request_op::del && p.expires < __atomic_load_n(&horizon_, __ATOMIC_SEQ_CST))
+		wake(w);
+	return replaced ? 1 : 0;
+}
+
+bool request_queue::publish_horizon(uint64_t when)
+{
+	__atomic_store_n(&horizon_, when, __ATOMIC_SEQ_CST);
+	return pending();
+}
+
+// The whole stack, reversed into posting order. Acquire: the payloads and
+// links written before each push (2); release: a poster whose push comes
+// after this sees all the owner did before it.
+inline tw_request *request_queue::take_all(tw_request **head)
+{
+	tw_request *stack = __atomic_exchange_n(head, nullptr, __ATOMIC_ACQ_REL);
+	tw_request *fifo = nullptr;
+	while (stack) {
+		tw_request *next = stack->tw__next;
+		stack->tw__next = fifo;
+		fifo = stack;
+		stack = next;
+	}
+	return fifo;
+}
+
+// Copy a queued request's payload out and mark it applying; false if a
+// poster is rewriting it, which is then the poster's to push again.
+inline bool request_queue::take(tw_request *r, request_payload *p, uint32_t *gen)
+{
+	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_ACQUIRE);
+	for (;;) {
+		if (req::phase(s) == req::phase_rewriting) {
+			if (__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_writing, req::op(s)),
+							false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+				return false;
+			continue;
+		}
+		p->op = req::op(s);
+		p->timer = __atomic_load_n(&r->tw__timer, __ATOMIC_ACQUIRE); // (1)
+		p->expires = __atomic_load_n(&r->tw__expires, __ATOMIC_ACQUIRE);
+		p->slack = __atomic_load_n(&r->tw__slack, __ATOMIC_ACQUIRE);
+		if (__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_applying, p->op), false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			*gen = s & req::gen_mask;
+			return true;
+		}
+	}
+}
+
+// Done, unless a poster posted it again meanwhile: then only the latest
+// post is ever reported. Threads parked on it are woken.
+inline void request_queue::complete(tw_request *r, uint32_t gen, int result)
+{
+	__atomic_store_n(&r->tw__result, result, __ATOMIC_RELAXED);
+	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED), to;
+	do {
+		if ((s & req::gen_mask) != gen || req::phase(s) != req::phase_applying)
+			return;
+		to = req::with(s, req::phase_done, req::op(s)) & ~req::waiter;
+	} while (!__atomic_compare_exchange_n(&r->tw__state, &s, to, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)); // (3)
+	if (s & req::waiter)
+		park_wake(&r->tw__state);
+}
+
+int request_queue::drain(tw_wheel *w, int (*apply)(tw_wheel *w, const request_payload &p))
+{
+	int applied = 0;
+	for (tw_request *r = take_all(&head_); r;) {
+		tw_request *next = r->tw__next; // before take(): then a poster may push r again (2)
+		request_payload p;
+		uint32_t gen;
+		if (take(r, &p, &gen)) {
+			complete(r, gen, apply(w, p));
+			applied++;
+		}
+		r = next;
+	}
+	return applied;
+}
+
+} // namespace tw
