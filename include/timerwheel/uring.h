@@ -204,7 +204,11 @@ TW_API uint64_t tw_uring_now(void);
  *
  * Installs the wheel's notify hook. If timers are already armed, the timeout
  * is queued at once. From then on the program hands every CQE it reaps to
- * tw_uring_handle_cqe(), and submits as usual.
+ * tw_uring_handle_cqe(), and submits as usual. A ring created with
+ * IORING_SETUP_DEFER_TASKRUN needs a loop that asks the kernel for
+ * completions (see "Rings created with IORING_SETUP_DEFER_TASKRUN"), and
+ * the program's own link chains hold the backend's SQEs back (see "Link
+ * chains").
  *
  * Return: 0, -EINVAL if an argument is NULL or @w was destroyed, -EOPNOTSUPP if @ring uses
  * IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL, -EBUSY if @w already has a
