@@ -611,7 +611,8 @@ TW_API int tw_timeout_ms(uint64_t now, uint64_t expires);
  * timerfd instead of firing it; a time past the end of a 32-bit time_t
  * saturates there. UINT64_MAX, the next expiry of a wheel with nothing
  * armed, converts like any other time; a timerfd is rather disarmed then
- * (an all-zero it_value).
+ * (an all-zero it_value). struct timespec comes from <time.h> (under
+ * strict -std=c99 or -std=c11, with _POSIX_C_SOURCE 200809L defined).
  *
  * Return: 0, -EINVAL if @ts is NULL.
  */
@@ -626,7 +627,8 @@ TW_API int tw_ns_to_timespec(struct timespec *ts, uint64_t ns);
  * Nanosecond precision, so no rounding is needed: a relative timeout
  * counts from the call, after @now, and a loop never wakes before
  * @expires. Zero when @expires is not later than @now. A timeout past the
- * end of a 32-bit time_t saturates there.
+ * end of a 32-bit time_t saturates there. struct timespec comes from
+ * <time.h>, as for tw_ns_to_timespec().
  *
  * Return: 0 when @ts holds the timeout; 1 when @expires is UINT64_MAX,
  * nothing being armed: pass NULL to wait without a timeout (@ts then holds
