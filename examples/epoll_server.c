@@ -313,6 +313,10 @@ int main(int argc, char **argv)
 	printf("  timerfd_settime calls    %lu\n", settimes);
 	printf("  latest close after due   %.1f ms\n", (double)worst_late / MS);
 	tw_wheel_destroy(wheel);
+	free(clients);
+	close(tfd);
+	close(lfd);
+	close(epfd);
 	if (early || closed_by_server != (unsigned long)conns || peer_first) {
 		printf("epoll_server: FAILED: %lu early, %lu of %d closed by the server, %lu by the client first, "
 		       "%lu messages\n", early, closed_by_server, conns, peer_first, messages);

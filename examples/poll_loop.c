@@ -149,6 +149,9 @@ int main(int argc, char **argv)
 	unsigned long ended = 0;
 	for (int i = 0; i < n; i++)
 		ended += jobs[i].ended == 1;
+	free(jobs);
+	close(pipe_fds[0]);
+	close(pipe_fds[1]);
 	printf("poll_loop: %d jobs, %lu answered in time, %lu timed out (%lu never answered), %d wake-ups\n", n,
 	       answered, timed_out, silent, wakeups);
 	if (early || twice || ended != (unsigned long)n || answered + timed_out != (unsigned long)n ||
