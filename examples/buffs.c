@@ -58,14 +58,6 @@ static struct {
 	uint64_t early, late_max_ms;
 } g;
 
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint32_t next_random(uint32_t *rng)
 {
 	uint32_t x = *rng;
@@ -211,7 +203,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "buffs: out of memory\n");
 		return 1;
 	}
-	t0 = wall_ns();
+	t0 = tw_clock_monotonic();
 	/* Players log in one after another; the wheel runs meanwhile, so the
 	 * first buffs tick while later players are still arriving. Even
 	 * milliseconds only, see cast(). */
@@ -231,7 +223,7 @@ int main(int argc, char **argv)
 		wakeups++;
 	}
 
-	t1 = wall_ns();
+	t1 = tw_clock_monotonic();
 
 	bad = verify(players, n, &buffs, &expected);
 	tw_get_stats(g.w, &st);

@@ -12,7 +12,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <timerwheel.h>
 
@@ -31,14 +30,6 @@ static int early;
 static int misordered;
 static uint64_t last_due;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void greet(struct tw_timer *t)
 {
 	struct greeting *g = tw_container_of(t, struct greeting, timer);
@@ -50,7 +41,7 @@ static void greet(struct tw_timer *t)
 		misordered++;
 	last_due = g->due;
 	fired++;
-	printf("%6.1f ms  %-8s (due at %3.0f ms)\n", (double)(now_ns() - start) / MS, g->text,
+	printf("%6.1f ms  %-8s (due at %3.0f ms)\n", (double)(tw_clock_monotonic() - start) / MS, g->text,
 	       (double)(g->due - start) / MS);
 }
 
@@ -65,7 +56,7 @@ int main(void)
 	const int n = (int)(sizeof(greetings) / sizeof(greetings[0]));
 	int err;
 
-	start = now_ns();
+	start = tw_clock_monotonic();
 	err = tw_wheel_create(&wheel, NULL, start);
 	if (err < 0) {
 		fprintf(stderr, "tw_wheel_create: %s\n", strerror(-err));
@@ -74,22 +65,19 @@ int main(void)
 	for (int i = 0; i < n; i++) {
 		struct greeting *g = &greetings[i];
 
-		g->due = start + g->due * MS;
+		g->due = tw_deadline(start, g->due * MS);
 		tw_timer_init(&g->timer, greet);
 		tw_add(wheel, &g->timer, g->due);
 	}
 
 	while (tw_count(wheel) > 0) {
-		uint64_t next = tw_next_expiry(wheel);
-		uint64_t now = now_ns();
-		/* Round the sleep up: poll() waking a little early would only
-		 * cost an idle turn of the loop, but rounding down would do it
-		 * every time. Real programs pass their sockets here too. */
-		int timeout = next > now ? (int)((next - now + MS - 1) / MS) : 0;
+		/* Whole ms, rounded up so that poll() never wakes before the
+		 * next expiry. Real programs pass their sockets here too. */
+		int timeout = tw_timeout_ms(tw_clock_monotonic(), tw_next_expiry(wheel));
 
 		if (poll(NULL, 0, timeout) < 0)
 			break;
-		tw_advance(wheel, now_ns());
+		tw_advance(wheel, tw_clock_monotonic());
 	}
 	tw_wheel_destroy(wheel);
 

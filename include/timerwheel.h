@@ -2,8 +2,9 @@
 /*
  * timerwheel: a hierarchical timing wheel for C programs and event loops.
  *
- * Time is uint64_t nanoseconds of CLOCK_MONOTONIC, absolute unless a name
- * says "after". The wheel never reads a clock: the caller passes `now`.
+ * Time is uint64_t nanoseconds of CLOCK_MONOTONIC, absolute: every expiry
+ * and every `now` is a moment, never a delay (tw_deadline() turns a delay
+ * into a moment). The wheel never reads a clock: the caller passes `now`.
  *
  * Firing rule. Let E be a timer's expiry and tick the wheel's tick. A timer
  * without slack (the default) armed while E > tw_now() fires in the first tw_advance() whose `now`
@@ -34,8 +35,8 @@
  * too: about one slot per power of two in use. A periodic timer keeps one
  * rule for all its re-arms: it fires at E's tick rounded up to a multiple
  * of 2^a ticks, 2^a the largest power of two no greater than S / tick + 1
- * (the last tick if that multiple lies past it). Slack 0 is the exact rule
- * above.
+ * (the last tick if that multiple lies past it). Slack 0 is the exact
+ * firing rule: never before E, at the latest at E rounded up to a tick.
  *
  * Order. Timers that fire in one advance fire in the order of their ticks
  * (for a timer with slack, a tick inside its window: those whose tick the
@@ -85,6 +86,16 @@
  * The owner learns of a request that moves the next expiry earlier through
  * the wake hook (tw_set_wake()); the backends install their own.
  *
+ * Loops. Any loop drives a wheel with three calls: sleep until
+ * tw_next_expiry(), read the clock, tw_advance() to it. The loop kit does
+ * the arithmetic around them: tw_clock_monotonic() reads the clock,
+ * tw_deadline() makes "now + delay" without wrapping, tw_timeout_ms() turns
+ * the next expiry into a poll() or epoll_wait() timeout rounded up, and
+ * tw_ns_to_timespec() and tw_timeout_timespec() into the struct timespec of
+ * timerfd_settime(), ppoll() and epoll_pwait2(). A loop whose one OS timer
+ * should move only when it must (a timerfd) arms it from the notify hook
+ * (tw_set_notify()).
+ *
  * Errors. Functions return 0 or a positive count on success and a negative
  * errno on failure, and change nothing when they fail.
  */
@@ -122,6 +133,7 @@ extern "C" {
 #define TW_MAX_SLOT_BITS 6u
 
 struct tw_wheel;
+struct timespec; /* from <time.h>, for the loop kit's conversions */
 
 /**
  * struct tw_timer - an intrusive timer, embedded in the caller's struct
@@ -201,7 +213,7 @@ struct tw_periodic {
  * @tick_ns:   the resolution in ns; 0 means TW_DEFAULT_TICK_NS.
  * @slot_bits: log2 of the slots per level, 1 to 6; 0 means 6.
  * @slack_ns:  the slack of timers armed with tw_add() and tw_mod(), in ns;
- *             0 means exact (see "Slack" above and tw_add_range()).
+ *             0 means exact (see "Slack" and tw_add_range()).
  *
  * The wheel has as many levels as it takes to cover every 64-bit time.
  */
@@ -414,8 +426,7 @@ TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * The timer fires in [@expires, @expires + @slack rounded up to a tick]:
  * at the tick the wheel picks in that window, the coarsest one, which many
  * timers share and until which a backend sleeps, or earlier in a wake-up
- * that reaches @expires rounded up to a tick (see "Slack" at the top of
- * this header). The window is kept for a periodic timer's re-arms. Like
+ * that reaches @expires rounded up to a tick (see "Slack"). The window is kept for a periodic timer's re-arms. Like
  * Linux's hrtimer_start_range_ns() and libdispatch's leeway: pass what
  * the program can tolerate, e.g. a second on a 30 s idle timeout. O(1).
  *
@@ -501,18 +512,20 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  * @w: the wheel
  *
  * The moment to wake for the earliest firing tick: a timer's expiry, or
- * for a timer with slack the tick the wheel picked in its window (see
- * "Slack": the advance that reaches it also fires every timer whose window
- * has opened). Found in the first non-empty bucket of the lowest non-empty
+ * for a timer with slack the tick the wheel picked in its window (the
+ * advance that reaches it also fires every timer whose window has opened;
+ * see "Slack"). Found in the first non-empty bucket of the lowest non-empty
  * level (through occupancy bitmaps, O(1)), no earlier than the lower bound
  * that bucket keeps on its timers' ticks. Never later than the earliest
  * firing tick; exactly that unless a timer left that bucket since it was
  * armed (cancelled, or re-armed to any other time: the bound is not raised
  * when a timer leaves); tw_now() if a timer is already due.
- * Cascades happen inside the advance that reaches this moment, so a loop
- * that sleeps until it wakes only to fire timers (wake-ups without work
- * come only from cancellations and re-arms, at most one per bucket left
- * early, and are counted in &tw_stats.idle_advances).
+ * Cascades happen inside the advance that reaches this moment, so a
+ * cascade alone never wakes a loop that sleeps until it. Such a loop can
+ * still wake without firing anything: after a cancel or a re-arm took the
+ * earliest timer out of its bucket, the bucket's bound stays, and the loop
+ * wakes there once for nothing (at most once per bucket left early; counted
+ * in &tw_stats.idle_advances).
  *
  * Return: the time in ns, or UINT64_MAX if nothing is armed (or the
  * earliest timer fires only at UINT64_MAX, or @w is NULL).
@@ -554,6 +567,88 @@ TW_API uint64_t tw_tick(const struct tw_wheel *w);
  * per wheel).
  */
 TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
+
+/**
+ * tw_clock_monotonic - read CLOCK_MONOTONIC in nanoseconds
+ *
+ * The clock the wheel's times are counted in, for programs that have none
+ * of their own: clock_gettime(CLOCK_MONOTONIC) on POSIX systems,
+ * QueryPerformanceCounter() on Windows. The wheel never calls it: pass its
+ * value to tw_wheel_create() and tw_advance(), and build expiries on it
+ * with tw_deadline(). The libuv and io_uring backends read the same clock
+ * (tw_uv_now(), tw_uring_now()).
+ *
+ * Return: the time in ns since an arbitrary moment before the process
+ * started (on Linux, boot), never going backwards.
+ */
+TW_API uint64_t tw_clock_monotonic(void);
+
+/**
+ * tw_deadline - the moment @delay after @now, saturating
+ * @now:   a time in ns, e.g. tw_clock_monotonic()
+ * @delay: a delay in ns
+ *
+ * @now + @delay, or UINT64_MAX if the sum does not fit: a delay of
+ * UINT64_MAX means "never" instead of wrapping into the past, where the
+ * timer would fire at once. Give the result to tw_add() or tw_mod().
+ *
+ * Return: the deadline in ns.
+ */
+TW_API uint64_t tw_deadline(uint64_t now, uint64_t delay);
+
+/**
+ * tw_timeout_ms - a poll() or epoll_wait() timeout until @expires
+ * @now:     the current time in ns, e.g. tw_clock_monotonic()
+ * @expires: the moment to wake, e.g. tw_next_expiry()
+ *
+ * Whole milliseconds, rounded up, so that a loop that sleeps this long
+ * never wakes before @expires: poll(fds, n, tw_timeout_ms(now,
+ * tw_next_expiry(w))), then tw_advance(w, tw_clock_monotonic()). Clamped
+ * to INT_MAX (about 24.8 days): a loop that wakes after that sleeps again,
+ * having fired nothing.
+ *
+ * Return: -1 (wait without a timeout) if @expires is UINT64_MAX, nothing
+ * being armed; 0 if @expires is not later than @now; else the milliseconds
+ * from @now to @expires rounded up, at most INT_MAX.
+ */
+TW_API int tw_timeout_ms(uint64_t now, uint64_t expires);
+
+/**
+ * tw_ns_to_timespec - an absolute time as a struct timespec
+ * @ts: filled with @ns: seconds and nanoseconds
+ * @ns: a time in ns of CLOCK_MONOTONIC, e.g. tw_next_expiry()
+ *
+ * For clocks that take absolute times: the it_value of timerfd_settime()
+ * with TFD_TIMER_ABSTIME (a timerfd created on CLOCK_MONOTONIC), and
+ * clock_nanosleep() with TIMER_ABSTIME. Exact, except at the ends: 0
+ * becomes 1 ns, as far in the past, because an all-zero it_value disarms a
+ * timerfd instead of firing it; a time past the end of a 32-bit time_t
+ * saturates there. UINT64_MAX, the next expiry of a wheel with nothing
+ * armed, converts like any other time; a timerfd is rather disarmed then
+ * (an all-zero it_value). struct timespec comes from <time.h> (under
+ * strict -std=c99 or -std=c11, with _POSIX_C_SOURCE 200809L defined).
+ *
+ * Return: 0, -EINVAL if @ts is NULL.
+ */
+TW_API int tw_ns_to_timespec(struct timespec *ts, uint64_t ns);
+
+/**
+ * tw_timeout_timespec - a ppoll() or epoll_pwait2() timeout until @expires
+ * @ts:      filled with the time from @now to @expires
+ * @now:     the current time in ns, e.g. tw_clock_monotonic()
+ * @expires: the moment to wake, e.g. tw_next_expiry()
+ *
+ * Nanosecond precision, so no rounding is needed: a relative timeout
+ * counts from the call, after @now, and a loop never wakes before
+ * @expires. Zero when @expires is not later than @now. A timeout past the
+ * end of a 32-bit time_t saturates there. struct timespec comes from
+ * <time.h>, as for tw_ns_to_timespec().
+ *
+ * Return: 0 when @ts holds the timeout; 1 when @expires is UINT64_MAX,
+ * nothing being armed: pass NULL to wait without a timeout (@ts then holds
+ * the longest timeout there is); -EINVAL if @ts is NULL.
+ */
+TW_API int tw_timeout_timespec(struct timespec *ts, uint64_t now, uint64_t expires);
 
 /**
  * tw_wake_fn - the wake hook: a request needs the owner's attention

@@ -32,7 +32,7 @@
  * ring it created, the attached backend never touches the program's ring
  * beyond its own requests.
  *
- * Letting go, the same steps in the same order for every backend: the
+ * Letting go. The same steps in the same order for every backend: the
  * wake hook comes off; requests still queued by other threads are applied;
  * the notify hook comes off, after which the backend never touches the
  * wheel (a wheel the program destroyed is released then); the timeout is
@@ -226,7 +226,11 @@ TW_API uint64_t tw_uring_now(void);
  * Installs the wheel's notify and wake hooks. If timers are already armed,
  * the timeout is queued at once. From then on the program hands every CQE
  * it reaps to tw_uring_handle_cqe(), and submits as usual. The wheel stays
- * the program's: tw_uring_detach() gives it back and never frees it.
+ * the program's: tw_uring_detach() gives it back and never frees it. A ring
+ * created with IORING_SETUP_DEFER_TASKRUN needs a loop that asks the kernel
+ * for completions (see "Rings created with IORING_SETUP_DEFER_TASKRUN"), and
+ * the program's own link chains hold the backend's SQEs back (see "Link
+ * chains").
  *
  * Return: 0, -EINVAL if an argument is NULL or @w was destroyed, -EOPNOTSUPP if @ring uses
  * IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL, -EBUSY if @w already has a
@@ -253,9 +257,9 @@ TW_API int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cq
  * tw_uring_detach - stop driving the wheel and free the backend
  * @u: an attached backend
  *
- * Lets go of the wheel in the steps every backend takes (see "Letting go"
- * above): requests queued by other threads are applied, the hooks come
- * off, and the wheel and its armed timers are left to the program (attach
+ * Lets go of the wheel in the steps every backend takes
+ * (see "Letting go"): requests queued by other threads are applied, the
+ * hooks come off, and the wheel and its armed timers are left to the program (attach
  * again, or destroy the wheel). If the program destroyed the wheel
  * already, this releases it. A backend request still in the SQ
  * is turned into a NOP, and a timeout in flight gets a removal queued for

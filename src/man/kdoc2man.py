@@ -20,6 +20,14 @@ is kernel-doc, as the headers write it:
 
 Pages name the header to include, the declaration as written, each
 parameter, the description, the return value, and timerwheel(7).
+
+A page stands alone: where a comment refers to a section of its header's
+overview comment by name in quotes (see "Slack"), the page carries that
+section's text under NOTES, and the reference points there. A section
+starts with a paragraph whose first sentence is a short title ("Slack. A
+timer may ...") and runs to the next such paragraph.
+
+    kdoc2man.py --see-also HEADER...         timerwheel(7)'s SEE ALSO list
 """
 import argparse
 import datetime
@@ -35,6 +43,53 @@ def include_of(path):
     if "include" in parts:
         return "/".join(parts[len(parts) - parts[::-1].index("include"):])
     return os.path.basename(path)
+
+
+TITLE = re.compile(r"^([A-Za-z_][^.:()\n]{0,50})\.\s+(.*)$", re.S)
+
+
+def sections(path):
+    """The overview comment's sections: {title: [lines]}, in order."""
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"^/\*\n(.*?)\*/", text, re.S | re.M)
+    if not m:
+        return {}
+    lines = [re.sub(r"^\s*\* ?", "", l) for l in m.group(1).rstrip().split("\n")]
+    paras, cur = [], []
+    for line in lines + [""]:
+        if line.strip():
+            cur.append(line)
+        elif cur:
+            paras.append(cur)
+            cur = []
+    out, title = {}, None
+    for para in paras:
+        head = TITLE.match(para[0])
+        if head and not para[0].startswith("- "):
+            title = head.group(1).strip()
+            rest = [head.group(2)] + para[1:]
+            out.setdefault(title, [])
+            if out[title]:
+                out[title].append("")
+            out[title] += rest
+        elif title:
+            out[title] += [""] + para
+    return out
+
+
+REF = re.compile(r'"([^"\n]+)"')
+
+
+def references(lines, known):
+    """The section titles quoted in lines, then those their sections quote."""
+    found = []
+    pending = list(lines)
+    while pending:
+        new = [n for n in REF.findall(" ".join(pending)) if n in known and n not in found]
+        new = list(dict.fromkeys(new))
+        found += new
+        pending = [l for n in new for l in known[n]]
+    return found
 
 
 def parse(path):
@@ -152,7 +207,7 @@ def page_date():
     return when.strftime("%Y-%m-%d")
 
 
-def render(header, kind, name, summary, params, body, ret, decl, version):
+def render(header, kind, name, summary, params, body, ret, decl, version, known):
     title = name.upper()
     out = [
         '.\\" Generated from %s by src/man/kdoc2man.py; edit the header, not this page.' % include_of(header),
@@ -177,6 +232,16 @@ def render(header, kind, name, summary, params, body, ret, decl, version):
     if ret:
         out.append(".SH RETURN VALUE")
         out += paragraphs(ret)
+    notes = references([d for _, d in params] + body + ret, known)
+    if notes:
+        out.append(".SH NOTES")
+        for n in notes:
+            out += [".SS %s" % esc(n)] + paragraphs(known[n])
+
+    def point(m):
+        return "\\fI%s\\fP in NOTES" % m.group(1) if m.group(1) in notes else m.group(0)
+
+    out = [l if l.startswith(".SS") else REF.sub(point, l) for l in out]
     out += [".SH SEE ALSO", ".BR timerwheel (7)"]
     return "\n".join(out) + "\n"
 
@@ -184,22 +249,35 @@ def render(header, kind, name, summary, params, body, ret, decl, version):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--see-also", action="store_true")
     ap.add_argument("--outdir")
     ap.add_argument("--version", default="")
     ap.add_argument("headers", nargs="+")
     a = ap.parse_args()
     seen = {}
+    every = {}
     for h in a.headers:
+        for title, text in sections(h).items():
+            every.setdefault(title, text)
+    see_also = []
+    for h in a.headers:
+        # A header's own sections first, then the others' (uv_timer.h
+        # refers to timerwheel.h's "Slack").
+        known = dict(every)
+        known.update(sections(h))
         for kind, name, summary, params, body, ret, decl in parse(h):
             page = page_name(kind, name)
             if page in seen:
                 continue
             seen[page] = True
+            see_also.append(name)
             if a.list:
                 print(page)
-            else:
+            elif not a.see_also:
                 with open(os.path.join(a.outdir, page), "w", encoding="utf-8") as f:
-                    f.write(render(h, kind, name, summary, params, body, ret, decl, a.version))
+                    f.write(render(h, kind, name, summary, params, body, ret, decl, a.version, known))
+    if a.see_also:
+        print(",\n".join(".BR %s (3)" % esc(n) for n in see_also))
     if not seen:
         sys.exit("kdoc2man: no documented declaration in %s" % " ".join(a.headers))
 
