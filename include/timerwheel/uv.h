@@ -75,6 +75,7 @@ extern "C" {
 #define TW_UV_WEAK 1u
 
 struct tw_uv;
+struct tw_uv_timer;
 
 /**
  * tw_uv_close_cb - called once a closed handle's memory may be released
@@ -103,6 +104,14 @@ struct tw_uv {
 	uint64_t tw__wakeups;    /* times tw__timer fired */
 	uint64_t tw__early;      /* ... before tw__next by the clock */
 	unsigned tw__state;
+	/* The uv_timer_t layer (<timerwheel/uv_timer.h>): */
+	struct tw_uv_timer *tw__ready;   /* fired in this wake-up, callbacks to run */
+	struct tw_uv_timer **tw__ready_tail;
+	struct tw_uv_timer *tw__closing; /* closed, callbacks to run */
+	uv_idle_t tw__closer;            /* its uv_close() runs them, as libuv would */
+	uint64_t tw__start_id;           /* next start id, as libuv's */
+	uint64_t tw__timers;             /* layer timers initialised, not closed */
+	struct tw_wheel *tw__weak;       /* the layer's unreferenced timers */
 };
 
 /**
