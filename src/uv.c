@@ -238,10 +238,11 @@ static int tw__uv_init_handles(uv_loop_t *loop, struct tw_uv *h, unsigned flags)
 	}
 	h->tw__async.data = h;
 	h->tw__timer.data = h;
-	/* Requests alone never keep the loop alive: armed timers do
-	 * (tw__uv_hold() decides for the timer). */
-	uv_unref((uv_handle_t *)&h->tw__async);
-	(void)flags;
+	/* Requests keep the loop alive only with TW_UV_HOLD, until
+	 * tw_uv_close(); armed timers do (tw__uv_hold() decides for the
+	 * timer). */
+	if (!(flags & TW_UV_HOLD))
+		uv_unref((uv_handle_t *)&h->tw__async);
 	return 0;
 }
 
@@ -249,7 +250,7 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 {
 	int r;
 
-	if (loop == NULL || h == NULL || w == NULL || (flags & ~TW_UV_WEAK) != 0)
+	if (loop == NULL || h == NULL || w == NULL || (flags & ~(TW_UV_WEAK | TW_UV_HOLD)) != 0)
 		return -EINVAL;
 	/* Installed first: it refuses a destroyed wheel or one with a backend,
 	 * and it is not called before the uv timer exists. */
@@ -290,7 +291,7 @@ int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, un
 	struct tw_wheel *w;
 	int r;
 
-	if (loop == NULL || h == NULL || (flags & ~TW_UV_WEAK) != 0)
+	if (loop == NULL || h == NULL || (flags & ~(TW_UV_WEAK | TW_UV_HOLD)) != 0)
 		return -EINVAL;
 	r = tw_wheel_create(&w, cfg, uv_hrtime());
 	if (r < 0)
