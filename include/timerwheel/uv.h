@@ -28,7 +28,9 @@
  * was armed from a timer callback, an I/O callback or outside the loop.
  *
  * Liveness. Like a native timer, the handle keeps uv_run() going only while
- * timers are armed; with TW_UV_WEAK it never does. A timer that fires only
+ * timers are armed (the uv_timer_t layer's unreferenced timers excepted,
+ * see <timerwheel/uv_timer.h>); with TW_UV_WEAK it never does; with
+ * TW_UV_HOLD it does until tw_uv_close(), for other threads' requests. A timer that fires only
  * at UINT64_MAX (or in the last partial tick below it) holds the loop like
  * a native timer with timeout (uint64_t)-1, until it is cancelled or the
  * wheel destroyed.

@@ -38,12 +38,13 @@
  *
  * Liveness, as libuv's. The loop stays alive while a timer is active and
  * referenced (tw_uv_timer_unref() takes one out, as uv_unref()), or while a
- * close callback is to come. On a struct tw_uv of the program's that also
- * carries its own tw_timer timers, those hold the loop too; the backend
- * counts them again whenever the layer changes, its next expiry moves
- * earlier or it wakes up, so such a timer armed later than the earliest
- * while only unreferenced layer timers are armed holds the loop from the
- * next of these. TW_UV_WEAK makes every timer of the wheel unreferenced.
+ * close callback is to come. The backend keeps unreferenced timers on a
+ * second wheel of its own, created with its first timer of the layer (same
+ * tick, no default slack), which shares the backend's uv_timer_t but never
+ * holds the loop; ref and unref move a started timer across, keeping its
+ * deadline and its place in the order. On a struct tw_uv of the program's,
+ * its own tw_timer timers hold the loop as before. TW_UV_WEAK: no timer of
+ * the backend holds the loop.
  *
  * Close, as libuv's. tw_uv_timer_close() stops the timer at once; its
  * callback runs from the loop when libuv runs uv_close() callbacks, so
@@ -69,6 +70,10 @@
  *   tw_uv_timer_start()).
  * - Errors are negative errno values (-EINVAL), which on Unix equal libuv's
  *   (UV_EINVAL).
+ *
+ * A struct tw_uv_timer is smaller than a uv_timer_t. Starting, stopping
+ * and restarting one costs the wheel O(1) and libuv nothing, unless it
+ * moves the earliest deadline earlier.
  *
  * A repeating timer is restarted before its callback with the repeat as
  * its timeout, from the moment the loop woke, as libuv does: it drifts by
