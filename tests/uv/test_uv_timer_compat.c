@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The uv_timer_t layer (<timerwheel/uv_timer.h>) against the cases of
- * libuv's own timer tests (test/test-timer.c and test/test-timer-again.c),
- * carried over case by case and written anew, on a real loop and the real
- * clock. Each test names the libuv case it carries and says where the
- * layer's contract differs. Early, lost and duplicate firings are checked
+ * The uv_timer_t layer (<timerwheel/uv_timer.h>) on a wheel of the
+ * program's (tw_uv_timer_init_on()) against the cases of libuv's own timer
+ * tests (test/test-timer.c and test/test-timer-again.c), on a real loop and
+ * the real clock, with the layer's own checks added (early, lateness, the
+ * advance a call came from). test_uv_libuv_timer.c runs the same cases as
+ * a port would, by renames alone, on the loop's wheel. Each test names the
+ * libuv case it carries and says where the layer's contract differs. Early, lost and duplicate firings are checked
  * strictly; lateness only against bounds that hold with every core busy.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -348,7 +350,8 @@ static void test_no_double_call(void **state)
  * effect at once (it was re-armed before its callback), and once more,
  * now inactive. So repeat_2 fires exactly twice, and the whole run takes
  * at least 700 ms (libuv prints it, expecting about 700). Where it
- * differs: stop, not uv_close(), ends a timer. */
+ * differs here: stop ends a timer of the program's wheel, which needs no
+ * close (tw_uv_timer_close() is optional there). */
 static int repeat_1_calls, repeat_2_calls, repeat_2_allowed;
 static struct tw_uv_timer repeat_1, repeat_2;
 
@@ -409,9 +412,9 @@ static void test_again(void **state)
 }
 
 /* libuv "timer_no_run_on_unref": a timer of an unreferenced handle does not
- * keep the loop running, and uv_run() returns without calling it. Where it
- * differs: a layer timer cannot be unreferenced alone; its whole backend
- * can, with TW_UV_WEAK. */
+ * keep the loop running, and uv_run() returns without calling it. Here the
+ * whole backend is unreferenced (TW_UV_WEAK); a single timer's
+ * tw_uv_timer_unref() is test_uv_libuv_timer.c's timer_ref2. */
 static void test_no_run_on_unref(void **state)
 {
 	static struct tw_uv_timer t;
@@ -424,7 +427,8 @@ static void test_no_run_on_unref(void **state)
 }
 
 /* libuv "timer_is_closing": uv_timer_start() on a closing handle fails with
- * UV_EINVAL. Here: on a timer whose backend was closed (tw_uv_close()). */
+ * UV_EINVAL. Here also on a timer whose backend was closed (tw_uv_close());
+ * a closed timer is test_uv_libuv_timer.c's case. */
 static void test_is_closing(void **state)
 {
 	struct tw_uv_timer t;
