@@ -51,6 +51,7 @@ static struct {
 	struct conn *conns;
 	unsigned long accepted, idle_closed, peer_closed, rearms, early;
 	uint64_t late_sum_ns, late_max_ns; /* idle closes after their deadline */
+	uint64_t early_max_ns;             /* ... and before it */
 	char rbuf[65536]; /* reads are echoed before the next one */
 } srv;
 
@@ -86,6 +87,8 @@ static void on_idle(uv_timer_t *t)
 
 	if (now < c->deadline) {
 		srv.early++;
+		if (c->deadline - now > srv.early_max_ns)
+			srv.early_max_ns = c->deadline - now;
 	} else {
 		srv.late_sum_ns += now - c->deadline;
 		if (now - c->deadline > srv.late_max_ns)
@@ -237,11 +240,12 @@ int main(int argc, char **argv)
 
 	uv_run(srv.loop, UV_RUN_DEFAULT);
 
-	printf("accepted %lu, closed idle %lu (late by %.3f ms on average, %.3f at most; %lu early), "
-	       "closed by peer %lu; %lu re-arms\n",
+	printf("accepted %lu, closed idle %lu (late by %.3f ms on average, %.3f at most; %lu early, "
+	       "by %.3f ms at most), closed by peer %lu; %lu re-arms\n",
 	       srv.accepted, srv.idle_closed,
 	       srv.idle_closed > srv.early ?
 		       (double)srv.late_sum_ns / 1e6 / (double)(srv.idle_closed - srv.early) : 0.0,
-	       (double)srv.late_max_ns / 1e6, srv.early, srv.peer_closed, srv.rearms);
+	       (double)srv.late_max_ns / 1e6, srv.early, (double)srv.early_max_ns / 1e6,
+	       srv.peer_closed, srv.rearms);
 	return uv_loop_close(srv.loop) == 0 ? 0 : 1;
 }
