@@ -537,6 +537,27 @@ static void test_has_ref(void **state)
 	MAKE_VALGRIND_HAPPY();
 }
 
+/* --- test-timer.c of later libuv: "timer_no_run_on_unref" --- */
+
+static void abort_cb(tw_uv_timer_t *handle)
+{
+	(void)handle;
+	abort();
+}
+
+static void test_timer_no_run_on_unref(void **state)
+{
+	tw_uv_timer_t timer_handle;
+
+	(void)state;
+	ASSERT(0 == tw_uv_timer_init(uv_default_loop(), &timer_handle));
+	ASSERT(0 == tw_uv_timer_start(&timer_handle, abort_cb, 0, 0));
+	tw_uv_timer_unref(&timer_handle);
+	ASSERT(0 == uv_run(uv_default_loop(), UV_RUN_DEFAULT));
+	tw_uv_timer_close(&timer_handle, NULL); /* libuv's walk closes it */
+	MAKE_VALGRIND_HAPPY();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_timer_ref),
 		cmocka_unit_test(test_timer_ref2),
 		cmocka_unit_test(test_has_ref),
+		cmocka_unit_test(test_timer_no_run_on_unref),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
