@@ -8,9 +8,9 @@
  * own timers, which fire early (libuv issue 4773): its early closes are
  * counted and shown, not failed; every other check holds for it too.
  *
- * For each server: Half keep talking, half fall silent after one
- * echoed "hello". Exactly the silent half must be closed, none before its
- * deadline and none later than one tick plus 50 ms after it.
+ * For each server: half the connections keep talking, half fall silent
+ * after one echoed "hello". Exactly the silent half must be closed, none
+ * before its deadline and none later than one tick plus 50 ms after it.
  *
  * The server's deadline for a silent connection is the moment it read the
  * hello plus IDLE_MS; the client knows that moment only between sending the
