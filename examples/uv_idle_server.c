@@ -15,10 +15,9 @@
  * With SLACK_MS, a connection may be closed up to that much after IDLE_MS
  * (tw_add_range()/tw_mod_range()): idle connections then share wake-ups.
  *
- * Built with UV_IDLE_SERVER_COMPAT (as uv_idle_server_compat), the same
- * server keeps its timeouts in the uv_timer_t layer (<timerwheel/uv_timer.h>):
- * what a libuv program gets by renaming uv_timer_* to tw_uv_timer_*. It
- * closes the same connections; SLACK_MS is ignored there.
+ * uv_idle_server_libuv is the same server on libuv's own timers, and
+ * uv_idle_server_port that one moved to the uv_timer_t layer by renaming;
+ * the tests check that all three close the same connections.
  *
  * Prints "listening on 127.0.0.1:PORT" once ready. SIGINT or SIGTERM closes
  * everything and prints how many connections were closed for idleness.
@@ -33,20 +32,12 @@
 #include <sys/resource.h>
 
 #include <timerwheel/uv.h>
-#ifdef UV_IDLE_SERVER_COMPAT
-#include <timerwheel/uv_timer.h>
-#endif
 
 #define NS_PER_MS 1000000ull
 
 struct conn {
 	uv_tcp_t tcp;
-#ifdef UV_IDLE_SERVER_COMPAT
-	struct tw_uv_timer idle;
-	uint64_t deadline; /* no later than the layer's own */
-#else
 	struct tw_timer idle;
-#endif
 	struct conn *next, **pprev; /* all open connections, for shutdown */
 };
 
@@ -76,11 +67,7 @@ static void on_conn_closed(uv_handle_t *hd)
 static void conn_close(struct conn *c)
 {
 	/* Idle already when it fired; cancelling an idle timer is allowed. */
-#ifdef UV_IDLE_SERVER_COMPAT
-	tw_uv_timer_stop(&c->idle);
-#else
 	tw_del(tw_uv_wheel(&srv.timers), &c->idle);
-#endif
 	*c->pprev = c->next;
 	if (c->next)
 		c->next->pprev = c->pprev;
@@ -98,21 +85,6 @@ static void idle_fired(struct conn *c, uint64_t deadline)
 	conn_close(c);
 }
 
-#ifdef UV_IDLE_SERVER_COMPAT
-static void on_idle(struct tw_uv_timer *t)
-{
-	struct conn *c = tw_container_of(t, struct conn, idle);
-
-	idle_fired(c, c->deadline);
-}
-
-/* uv_timer_start(), renamed: milliseconds, and a restart pushes it back. */
-static void idle_arm(struct conn *c)
-{
-	c->deadline = tw_uv_now() + srv.idle_ns;
-	tw_uv_timer_start(&c->idle, on_idle, srv.idle_ns / NS_PER_MS, 0);
-}
-#else
 static void on_idle(struct tw_timer *t)
 {
 	idle_fired(tw_container_of(t, struct conn, idle), t->expires);
@@ -123,7 +95,6 @@ static void idle_arm(struct conn *c)
 {
 	tw_mod_range(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns, srv.slack_ns);
 }
-#endif
 
 static void on_alloc(uv_handle_t *hd, size_t size, uv_buf_t *buf)
 {
@@ -191,11 +162,7 @@ static void on_connection(uv_stream_t *server, int status)
 		c->next->pprev = &c->next;
 	c->pprev = &srv.conns;
 	srv.conns = c;
-#ifdef UV_IDLE_SERVER_COMPAT
-	tw_uv_timer_init(&srv.timers, &c->idle);
-#else
 	tw_timer_init(&c->idle, on_idle);
-#endif
 	if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
 	    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
 		conn_close(c);

@@ -8,7 +8,10 @@
  * Two libuv loops, each in a thread of its own with its own wheel
  * (created here, attached to the loop with tw_uv_attach(), destroyed here
  * once the loop is done), hold 200 sessions each, every session with a
- * timeout.
+ * timeout. Attached with TW_UV_HOLD, the backend keeps each loop running
+ * while the workers may post, even when no timeout is armed; the main
+ * thread ends each loop by posting it a timer whose callback closes the
+ * backend.
  * A pool of worker threads does the sessions' work: when a worker finishes
  * a piece of a session's work, it pushes the session's timeout 50 ms ahead
  * with tw_post_mod(), whether or not its last push has reached the loop
@@ -55,7 +58,8 @@ struct loop {
 	uv_loop_t uv;
 	struct tw_uv timers;
 	struct tw_wheel *w; /* ours: the workers post to it, the loop drives it */
-	uv_async_t quit; /* keeps the loop running until the workers are done */
+	struct tw_timer quit; /* posted at the end: its callback closes the backend */
+	struct tw_request quit_req;
 	struct session sessions[SESSIONS];
 	unsigned long expired;
 };
@@ -73,11 +77,10 @@ static void on_timeout(struct tw_timer *t)
 	s->loop->expired++;
 }
 
-static void on_quit(uv_async_t *a)
+static void on_quit(struct tw_timer *t)
 {
-	struct loop *l = tw_container_of(a, struct loop, quit);
+	struct loop *l = tw_container_of(t, struct loop, quit);
 
-	uv_close((uv_handle_t *)&l->quit, NULL);
 	tw_uv_close(&l->timers, NULL);
 }
 
@@ -166,8 +169,9 @@ int main(int argc, char **argv)
 	for (int k = 0; k < NLOOPS; k++) {
 		struct loop *l = &loops[k];
 		if (uv_loop_init(&l->uv) || tw_wheel_create(&l->w, NULL, tw_uv_now()) ||
-		    tw_uv_attach(&l->uv, &l->timers, l->w, 0) || uv_async_init(&l->uv, &l->quit, on_quit))
+		    tw_uv_attach(&l->uv, &l->timers, l->w, TW_UV_HOLD))
 			return 1;
+		tw_timer_init(&l->quit, on_quit);
 		for (int i = 0; i < SESSIONS; i++) {
 			l->sessions[i].loop = l;
 			tw_timer_init(&l->sessions[i].timeout, on_timeout);
@@ -210,7 +214,8 @@ int main(int argc, char **argv)
 		nanosleep(&run, NULL);
 	}
 	for (int k = 0; k < NLOOPS; k++) {
-		uv_async_send(&loops[k].quit);
+		if (tw_post_mod(loops[k].w, &loops[k].quit_req, &loops[k].quit, tw_uv_now()) != 0)
+			return 1;
 		pthread_join(loops[k].thread, NULL);
 		uv_loop_close(&loops[k].uv);
 		tw_wheel_destroy(loops[k].w); /* the backend let go of it; the workers are gone */

@@ -20,17 +20,10 @@
 #include "timerwheel/uv.h"
 
 #include "backend.h"
+#include "uv_int.h"
 
 #include <errno.h>
 #include <stddef.h>
-
-enum {
-	TW__UV_CLOSING = 1u,   /* tw_uv_close() was called */
-	TW__UV_FOREVER = 2u,   /* armed for the end of time (see tw__uv_arm_forever) */
-	TW__UV_CREATED = 4u,   /* tw_uv_init() created the wheel: closing destroys it */
-	TW__UV_TIMER_OPEN = 8u,  /* tw__timer's close callback has not run */
-	TW__UV_ASYNC_OPEN = 16u, /* tw__async's close callback has not run */
-};
 
 #define TW__NS_PER_MS 1000000u
 
@@ -101,15 +94,12 @@ static int tw__uv_stop(struct tw_uv *h)
  * or an empty wheel touch libuv: a later next is caught by the wake-up we
  * already have, which advances the wheel and lands here again.
  */
-static int tw__uv_notify(struct tw_wheel *w, uint64_t next, void *arg)
+static int tw__uv_rearm(struct tw_uv *h, uint64_t next)
 {
-	struct tw_uv *h = arg;
 	uv_handle_t *hd = (uv_handle_t *)&h->tw__timer;
 
-	if (h->tw__state & TW__UV_CLOSING)
-		return 0;
 	if (next == UINT64_MAX)
-		return tw_count(w) > 0 ? tw__uv_arm_forever(h) : tw__uv_stop(h);
+		return tw_count(h->tw__wheel) > 0 ? tw__uv_arm_forever(h) : tw__uv_stop(h);
 	h->tw__state &= ~TW__UV_FOREVER;
 	if (uv_is_active(hd) && h->tw__due_ms <= tw__uv_ceil_ms(next)) {
 		/* Due in time already. Keep the earliest target it must meet:
@@ -119,6 +109,68 @@ static int tw__uv_notify(struct tw_wheel *w, uint64_t next, void *arg)
 		return 0;
 	}
 	return tw__uv_arm(h, next);
+}
+
+/*
+ * libuv's rule: the loop lives while an active, referenced timer exists.
+ * The layer keeps its unreferenced timers on a wheel of their own, the weak
+ * wheel, which shares the uv timer but never holds the loop, so "the
+ * program's wheel has a timer" is the whole rule, and the wheel's hook
+ * hears each change of it (a wheel that was empty, or became empty).
+ */
+static void tw__uv_hold(struct tw_uv *h)
+{
+	uv_handle_t *hd = (uv_handle_t *)&h->tw__timer;
+	int hold = !(h->tw__state & TW__UV_WEAK_STATE) && tw_count(h->tw__wheel) > 0;
+
+	if (hold && !uv_has_ref(hd))
+		uv_ref(hd);
+	else if (!hold && uv_has_ref(hd))
+		uv_unref(hd);
+}
+
+/* The uv timer serves both wheels: armed for the earlier of the two. */
+static int tw__uv_sync(struct tw_uv *h, struct tw_wheel *w, uint64_t next)
+{
+	struct tw_wheel *other = w == h->tw__wheel ? h->tw__weak : h->tw__wheel;
+	int r;
+
+	if (other) {
+		uint64_t n = tw_next_expiry(other);
+
+		if (n < next)
+			next = n;
+	}
+	r = tw__uv_rearm(h, next);
+	tw__uv_hold(h);
+	return r;
+}
+
+static int tw__uv_notify(struct tw_wheel *w, uint64_t next, void *arg)
+{
+	struct tw_uv *h = arg;
+
+	/* Closing: nothing to arm. Advancing: tw__uv_on_timer() arms once
+	 * both wheels are done. */
+	if (h->tw__state & (TW__UV_CLOSING | TW__UV_ADVANCING))
+		return 0;
+	return tw__uv_sync(h, w, next);
+}
+
+int tw__uv_weak_wheel(struct tw_uv *h)
+{
+	struct tw_config cfg = { .tick_ns = tw_tick(h->tw__wheel), .slot_bits = 0 };
+	struct tw_wheel *w;
+	int r;
+
+	if (h->tw__weak)
+		return 0;
+	r = tw_wheel_create(&w, &cfg, tw_now(h->tw__wheel));
+	if (r < 0)
+		return r;
+	(void)tw_set_notify(w, tw__uv_notify, h);
+	h->tw__weak = w;
+	return 0;
 }
 
 /* Another thread posted a request that the loop must see before its
@@ -149,9 +201,23 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 	h->tw__wakeups++;
 	if (now < h->tw__next)
 		h->tw__early++;
-	/* The hook at the end of the advance re-arms us, also after an
-	 * early wake-up, where nothing fires. */
-	(void)tw_advance(h->tw__wheel, now);
+	if (!h->tw__weak) {
+		/* The hook at the end of the advance re-arms us, also after
+		 * an early wake-up, where nothing fires. */
+		(void)tw_advance(h->tw__wheel, now);
+	} else {
+		/* Both wheels to the same now, then one re-arm for both. */
+		h->tw__state |= TW__UV_ADVANCING;
+		(void)tw_advance(h->tw__weak, now);
+		(void)tw_advance(h->tw__wheel, now);
+		h->tw__state &= ~(unsigned)TW__UV_ADVANCING;
+		if (!(h->tw__state & TW__UV_CLOSING))
+			(void)tw__uv_sync(h, h->tw__wheel, tw_next_expiry(h->tw__wheel));
+	}
+	/* The layer's timers queued themselves in that advance: their
+	 * callbacks run now, sorted as libuv sorts them. */
+	if (h->tw__ready != NULL)
+		tw__uv_timer_run_ready(h);
 }
 
 /*
@@ -172,10 +238,11 @@ static int tw__uv_init_handles(uv_loop_t *loop, struct tw_uv *h, unsigned flags)
 	}
 	h->tw__async.data = h;
 	h->tw__timer.data = h;
-	/* Requests alone never keep the loop alive: armed timers do. */
-	uv_unref((uv_handle_t *)&h->tw__async);
-	if (flags & TW_UV_WEAK)
-		uv_unref((uv_handle_t *)&h->tw__timer);
+	/* Requests keep the loop alive only with TW_UV_HOLD, until
+	 * tw_uv_close(); armed timers do (tw__uv_hold() decides for the
+	 * timer). */
+	if (!(flags & TW_UV_HOLD))
+		uv_unref((uv_handle_t *)&h->tw__async);
 	return 0;
 }
 
@@ -183,7 +250,7 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 {
 	int r;
 
-	if (loop == NULL || h == NULL || w == NULL || (flags & ~TW_UV_WEAK) != 0)
+	if (loop == NULL || h == NULL || w == NULL || (flags & ~(TW_UV_WEAK | TW_UV_HOLD)) != 0)
 		return -EINVAL;
 	/* Installed first: it refuses a destroyed wheel or one with a backend,
 	 * and it is not called before the uv timer exists. */
@@ -203,11 +270,19 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 	h->tw__stops = 0;
 	h->tw__wakeups = 0;
 	h->tw__early = 0;
-	h->tw__state = TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN;
+	h->tw__state = TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN |
+		       ((flags & TW_UV_WEAK) ? TW__UV_WEAK_STATE : 0u);
+	h->tw__ready = NULL;
+	h->tw__ready_tail = &h->tw__ready;
+	h->tw__closing = NULL;
+	h->tw__start_id = 0;
+	h->tw__timers = 0;
+	h->tw__weak = NULL;
 	(void)tw_set_wake(w, tw__uv_wake, h);
 	/* The hook hears changes from now on; timers armed already are
 	 * waited for from here. */
 	(void)tw__uv_notify(w, tw_next_expiry(w), h);
+
 	return 0;
 }
 
@@ -216,7 +291,7 @@ int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, un
 	struct tw_wheel *w;
 	int r;
 
-	if (loop == NULL || h == NULL || (flags & ~TW_UV_WEAK) != 0)
+	if (loop == NULL || h == NULL || (flags & ~(TW_UV_WEAK | TW_UV_HOLD)) != 0)
 		return -EINVAL;
 	r = tw_wheel_create(&w, cfg, uv_hrtime());
 	if (r < 0)
@@ -247,16 +322,51 @@ uint64_t tw_uv_now(void)
 	return uv_hrtime();
 }
 
-/* Both handles close in the same loop turn; the last one to go calls the
- * program back, so tw_uv_close() completes in one turn, as uv_close() does. */
+#define TW__UV_OPEN (TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN | TW__UV_CLOSER_OPEN)
+
+/* The handles close in the same loop turn (the closer too, if the layer
+ * closed timers in it); the last one to go calls the program back, so
+ * tw_uv_close() completes in one turn, as uv_close() does. */
+static void tw__uv_closed(struct tw_uv *h, unsigned bit)
+{
+	h->tw__state &= ~bit;
+	if ((h->tw__state & (TW__UV_CLOSING | TW__UV_OPEN)) == TW__UV_CLOSING && h->tw__close_cb)
+		h->tw__close_cb(h);
+}
+
 static void tw__uv_on_close(uv_handle_t *hd)
 {
 	struct tw_uv *h = hd->data;
 
-	h->tw__state &= hd == (uv_handle_t *)&h->tw__timer ? ~(unsigned)TW__UV_TIMER_OPEN
-							   : ~(unsigned)TW__UV_ASYNC_OPEN;
-	if ((h->tw__state & (TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN)) == 0 && h->tw__close_cb)
-		h->tw__close_cb(h);
+	tw__uv_closed(h, hd == (uv_handle_t *)&h->tw__timer ? TW__UV_TIMER_OPEN : TW__UV_ASYNC_OPEN);
+}
+
+/*
+ * Layer timers closed in one loop turn get their callbacks from one
+ * uv_close() of the closer, a handle that is never started: libuv runs it
+ * when it runs the other close callbacks, and until then it keeps the loop
+ * alive and the poll from blocking, just as a closing uv_timer_t would. Its
+ * memory is libuv's no more once its callback runs, so the next batch may
+ * init it again from there.
+ */
+static void tw__uv_on_closer(uv_handle_t *hd)
+{
+	struct tw_uv *h = hd->data;
+
+	h->tw__state &= ~(unsigned)TW__UV_CLOSER_OPEN;
+	tw__uv_timer_run_closed(h);
+	tw__uv_closed(h, 0);
+}
+
+void tw__uv_closer_start(struct tw_uv *h)
+{
+	if (h->tw__state & TW__UV_CLOSER_OPEN)
+		return;
+	/* uv_idle_init() only fills the struct in: it cannot fail. */
+	(void)uv_idle_init(h->tw__timer.loop, &h->tw__closer);
+	h->tw__closer.data = h;
+	uv_close((uv_handle_t *)&h->tw__closer, tw__uv_on_closer);
+	h->tw__state |= TW__UV_CLOSER_OPEN;
 }
 
 static void tw__uv_close_handles(void *arg)
@@ -277,6 +387,12 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 	tw__backend_detach(h->tw__wheel, (h->tw__state & TW__UV_CREATED) != 0,
 			   tw__uv_close_handles, h);
 	h->tw__wheel = NULL;
+	/* The layer's weak wheel is the backend's own: its timers idle. */
+	if (h->tw__weak) {
+		(void)tw_set_notify(h->tw__weak, NULL, NULL);
+		tw_wheel_destroy(h->tw__weak);
+		h->tw__weak = NULL;
+	}
 }
 
 int tw_uv_get_stats(const struct tw_uv *h, struct tw_uv_stats *out)

@@ -4,14 +4,38 @@
  * timer is a struct tw_timer armed with tw_mod(), so starting, restarting
  * and stopping cost the wheel O(1) and the loop nothing unless the
  * earliest deadline moves earlier.
+ *
+ * What libuv does per timer and a wheel does not, the layer adds around
+ * the wheel, never inside it:
+ *
+ * - Order. libuv runs the timers due in one turn by (due ms, start id).
+ *   The wheel fires a tick's timers in no particular order, so the layer's
+ *   callback only queues the timer (the ready list); once the advance is
+ *   over, the backend has the list sorted by that key and run, one timer
+ *   at a time, as libuv's own ready queue is: a local filled, then drained.
+ * - Close. A closed timer waits on the backend's closing list; the
+ *   backend's closer (one uv_close() per loop turn) runs the callbacks.
+ * - Liveness. An unreferenced timer lives on the backend's weak wheel,
+ *   which shares its uv timer but never holds the loop; ref and unref move
+ *   an armed timer across, keeping its deadline and its start id.
+ * - The loop's wheel. tw_uv_timer_init() finds the backend of its loop in
+ *   a process-wide list, or creates it, and the last timer's close lets it
+ *   go: libuv keeps timers in the loop, which has no room for ours.
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
 
 #include <errno.h>
+#include <stdlib.h>
 
-#include <timerwheel/uv_timer.h>
+#include "uv_int.h"
 
 #define NS_PER_MS 1000000u
+
+enum {
+	TW__UVT_UNREF = 1u,   /* tw_uv_timer_unref(): does not hold the loop */
+	TW__UVT_READY = 2u,   /* fired, on the backend's ready list */
+	TW__UVT_CLOSING = 4u, /* tw_uv_timer_close() was called */
+};
 
 /* now + ms, in ns, saturating at the end of 64-bit time. */
 static uint64_t deadline(uint64_t now, uint64_t ms)
@@ -24,41 +48,245 @@ static uint64_t deadline(uint64_t now, uint64_t ms)
 	return ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
 }
 
-/* The wheel runs this; the timer is idle in it. A repeating timer starts
- * again first, from the advance's now, as libuv restarts from loop->time
- * before calling back: the callback may stop it or change its repeat. */
+static uint64_t due_ms(const struct tw_uv_timer *t)
+{
+	uint64_t e = t->tw__timer.expires;
+
+	return e / NS_PER_MS + (e % NS_PER_MS != 0);
+}
+
+/* libuv's order: the earlier due millisecond, then the earlier start. */
+static int before(const struct tw_uv_timer *a, const struct tw_uv_timer *b)
+{
+	uint64_t da = due_ms(a), db = due_ms(b);
+
+	return da != db ? da < db : a->tw__start_id < b->tw__start_id;
+}
+
+static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
+{
+	*t->tw__pprev = t->tw__next;
+	if (t->tw__next)
+		t->tw__next->tw__pprev = t->tw__pprev;
+	else
+		h->tw__ready_tail = t->tw__pprev;
+	t->tw__flags &= ~(unsigned)TW__UVT_READY;
+}
+
+/* The wheel runs this, in its advance; the timer is idle in it. */
 static void fire(struct tw_timer *tt)
 {
 	struct tw_uv_timer *t = tw_container_of(tt, struct tw_uv_timer, tw__timer);
-	struct tw_wheel *w = tw_uv_wheel(t->tw__uv);
+	struct tw_uv *h = t->tw__uv;
 
-	if (t->tw__repeat && w)
-		tw_add(w, &t->tw__timer, deadline(tw_now(w), t->tw__repeat));
-	t->tw__cb(t);
+	t->tw__next = NULL;
+	t->tw__pprev = h->tw__ready_tail;
+	*h->tw__ready_tail = t;
+	h->tw__ready_tail = &t->tw__next;
+	t->tw__flags |= TW__UVT_READY;
 }
 
-TW_API int tw_uv_timer_init(struct tw_uv *uv, struct tw_uv_timer *t)
+/* Merge sort of a singly linked list by before(): no allocation, and a
+ * tick's timers mostly arrive in order already. */
+static struct tw_uv_timer *sort(struct tw_uv_timer *list)
 {
-	if (!uv || !t)
+	struct tw_uv_timer *a = list, *b, *slow = list, *fast = list->tw__next, *out = NULL;
+	struct tw_uv_timer **tail = &out;
+
+	if (!fast)
+		return list;
+	while (fast && fast->tw__next) {
+		slow = slow->tw__next;
+		fast = fast->tw__next->tw__next;
+	}
+	b = slow->tw__next;
+	slow->tw__next = NULL;
+	a = sort(a);
+	b = sort(b);
+	while (a && b) {
+		struct tw_uv_timer **min = before(b, a) ? &b : &a;
+
+		*tail = *min;
+		tail = &(*min)->tw__next;
+		*min = (*min)->tw__next;
+	}
+	*tail = a ? a : b;
+	return out;
+}
+
+static int sorted(const struct tw_uv_timer *t)
+{
+	for (; t->tw__next; t = t->tw__next)
+		if (before(t->tw__next, t))
+			return 0;
+	return 1;
+}
+
+/* The wheel a timer lives on: the backend's, or the weak one. NULL once
+ * the backend was closed. */
+static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
+{
+	struct tw_wheel *w = tw_uv_wheel(t->tw__uv);
+
+	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
+}
+
+/* Arm (or re-arm) for @when with a new start id. */
+static int arm(struct tw_uv_timer *t, uint64_t when)
+{
+	struct tw_uv *h = t->tw__uv;
+	int r = tw_mod(wheel_of(t), &t->tw__timer, when);
+
+	if (r < 0)
+		return r;
+	if (t->tw__flags & TW__UVT_READY)
+		ready_remove(h, t);
+	t->tw__start_id = h->tw__start_id++;
+	return 0;
+}
+
+static void disarm(struct tw_uv_timer *t)
+{
+	if (t->tw__flags & TW__UVT_READY)
+		ready_remove(t->tw__uv, t);
+	(void)tw_del(wheel_of(t), &t->tw__timer);
+}
+
+void tw__uv_timer_run_ready(struct tw_uv *h)
+{
+	struct tw_uv_timer *t;
+	struct tw_wheel *w;
+
+	if (!sorted(h->tw__ready)) {
+		h->tw__ready = sort(h->tw__ready);
+		h->tw__ready_tail = &h->tw__ready;
+		for (t = h->tw__ready; t; t = t->tw__next) {
+			t->tw__pprev = h->tw__ready_tail;
+			h->tw__ready_tail = &t->tw__next;
+		}
+	}
+	/* A callback may stop, restart, close or free any timer: each step
+	 * takes the head afresh, and a stopped one has left the list. */
+	while ((t = h->tw__ready) != NULL && (w = tw_uv_wheel(h)) != NULL) {
+		ready_remove(h, t);
+		/* As uv_timer_again() before the callback: from the wake-up. */
+		if (t->tw__repeat)
+			(void)arm(t, deadline(tw_now(w), t->tw__repeat));
+		t->tw__cb(t);
+	}
+	/* The backend was closed from a callback: the rest never run. */
+	while ((t = h->tw__ready) != NULL)
+		ready_remove(h, t);
+}
+
+void tw__uv_timer_run_closed(struct tw_uv *h)
+{
+	struct tw_uv_timer *t, *list = h->tw__closing;
+
+	/* Closes from these callbacks start the next batch. */
+	h->tw__closing = NULL;
+	while ((t = list) != NULL) {
+		list = t->tw__next;
+		if (t->tw__close_cb)
+			t->tw__close_cb(t);
+	}
+}
+
+/* --- the loop's own wheel --- */
+
+struct loop_wheel {
+	struct tw_uv uv;
+	struct loop_wheel *next;
+};
+
+static uv_once_t loops_once = UV_ONCE_INIT;
+static uv_mutex_t loops_lock;
+static struct loop_wheel *loops; /* under loops_lock */
+
+static void loops_init(void)
+{
+	if (uv_mutex_init(&loops_lock) != 0)
+		abort();
+}
+
+static void loop_wheel_closed(struct tw_uv *h)
+{
+	free(tw_container_of(h, struct loop_wheel, uv));
+}
+
+/* The last timer of the loop's wheel was closed: unlisted at once, so a
+ * timer initialised from here on gets a new one; freed when closed. */
+static void loop_wheel_release(struct tw_uv *h)
+{
+	struct loop_wheel *lw = tw_container_of(h, struct loop_wheel, uv), **p;
+
+	uv_mutex_lock(&loops_lock);
+	for (p = &loops; *p != lw; p = &(*p)->next)
+		;
+	*p = lw->next;
+	uv_mutex_unlock(&loops_lock);
+	tw_uv_close(h, loop_wheel_closed);
+}
+
+int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
+{
+	struct loop_wheel *lw;
+	int r = 0;
+
+	if (!loop || !t)
 		return -EINVAL;
+	uv_once(&loops_once, loops_init);
+	uv_mutex_lock(&loops_lock);
+	for (lw = loops; lw && tw_uv_loop(&lw->uv) != loop; lw = lw->next)
+		;
+	if (!lw) {
+		lw = malloc(sizeof(*lw));
+		r = lw ? tw_uv_init(loop, &lw->uv, NULL, 0) : -ENOMEM;
+		if (r == 0) {
+			lw->uv.tw__state |= TW__UV_LOOP_WHEEL;
+			lw->next = loops;
+			loops = lw;
+		} else {
+			free(lw);
+		}
+	}
+	uv_mutex_unlock(&loops_lock);
+	return r < 0 ? r : tw_uv_timer_init_on(&lw->uv, t);
+}
+
+/* --- the timer --- */
+
+int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
+{
+	int r;
+
+	if (!uv || !t || !tw_uv_wheel(uv))
+		return -EINVAL;
+	r = tw__uv_weak_wheel(uv);
+	if (r < 0)
+		return r;
 	tw_timer_init(&t->tw__timer, fire);
 	t->tw__uv = uv;
 	t->tw__cb = NULL;
 	t->tw__repeat = 0;
+	t->tw__start_id = 0;
+	t->tw__next = NULL;
+	t->tw__pprev = NULL;
+	t->tw__close_cb = NULL;
+	t->tw__flags = 0;
+	uv->tw__timers++;
 	return 0;
 }
 
-TW_API int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout, uint64_t repeat)
+int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout, uint64_t repeat)
 {
-	struct tw_wheel *w;
 	int r;
 
-	if (!t || !cb || !t->tw__uv)
+	if (!t || !cb || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
 		return -EINVAL;
-	w = tw_uv_wheel(t->tw__uv);
-	if (!w)
+	if (!tw_uv_wheel(t->tw__uv))
 		return -EINVAL;
-	r = tw_mod(w, &t->tw__timer, deadline(tw_uv_now(), timeout));
+	r = arm(t, deadline(tw_uv_now(), timeout));
 	if (r < 0)
 		return r;
 	t->tw__cb = cb;
@@ -66,16 +294,17 @@ TW_API int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t 
 	return 0;
 }
 
-TW_API int tw_uv_timer_stop(struct tw_uv_timer *t)
+int tw_uv_timer_stop(struct tw_uv_timer *t)
 {
 	if (!t)
 		return -EINVAL;
-	if (tw_pending(&t->tw__timer))
-		tw_del(tw_uv_wheel(t->tw__uv), &t->tw__timer);
+	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv))
+		return 0;
+	disarm(t);
 	return 0;
 }
 
-TW_API int tw_uv_timer_again(struct tw_uv_timer *t)
+int tw_uv_timer_again(struct tw_uv_timer *t)
 {
 	if (!t || !t->tw__cb)
 		return -EINVAL;
@@ -84,18 +313,18 @@ TW_API int tw_uv_timer_again(struct tw_uv_timer *t)
 	return tw_uv_timer_start(t, t->tw__cb, t->tw__repeat, t->tw__repeat);
 }
 
-TW_API void tw_uv_timer_set_repeat(struct tw_uv_timer *t, uint64_t repeat)
+void tw_uv_timer_set_repeat(struct tw_uv_timer *t, uint64_t repeat)
 {
 	if (t)
 		t->tw__repeat = repeat;
 }
 
-TW_API uint64_t tw_uv_timer_get_repeat(const struct tw_uv_timer *t)
+uint64_t tw_uv_timer_get_repeat(const struct tw_uv_timer *t)
 {
 	return t ? t->tw__repeat : 0;
 }
 
-TW_API uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
+uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 {
 	uint64_t now, left;
 
@@ -108,7 +337,64 @@ TW_API uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 	return left / NS_PER_MS + (left % NS_PER_MS != 0);
 }
 
-TW_API int tw_uv_timer_is_active(const struct tw_uv_timer *t)
+int tw_uv_timer_is_active(const struct tw_uv_timer *t)
 {
 	return t && tw_pending(&t->tw__timer);
+}
+
+/* An armed timer moves to the other wheel with its deadline and start id:
+ * only the loop's liveness changes. */
+static void set_ref(struct tw_uv_timer *t, int ref)
+{
+	uint64_t when = t->tw__timer.expires;
+	int armed;
+
+	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
+		return;
+	armed = tw_del(wheel_of(t), &t->tw__timer) == 1;
+	t->tw__flags ^= TW__UVT_UNREF;
+	if (armed)
+		(void)tw_add(wheel_of(t), &t->tw__timer, when);
+}
+
+void tw_uv_timer_ref(struct tw_uv_timer *t)
+{
+	if (t)
+		set_ref(t, 1);
+}
+
+void tw_uv_timer_unref(struct tw_uv_timer *t)
+{
+	if (t)
+		set_ref(t, 0);
+}
+
+int tw_uv_timer_has_ref(const struct tw_uv_timer *t)
+{
+	return t && !(t->tw__flags & TW__UVT_UNREF);
+}
+
+void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb)
+{
+	struct tw_uv *h;
+
+	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
+		return;
+	h = t->tw__uv;
+	t->tw__flags |= TW__UVT_CLOSING;
+	t->tw__close_cb = cb;
+	if (!tw_uv_wheel(h))
+		return; /* the backend is gone: see the header */
+	disarm(t);
+	/* Last in, first called, as libuv runs its closing handles. */
+	t->tw__next = h->tw__closing;
+	h->tw__closing = t;
+	tw__uv_closer_start(h);
+	if (--h->tw__timers == 0 && (h->tw__state & TW__UV_LOOP_WHEEL))
+		loop_wheel_release(h);
+}
+
+int tw_uv_timer_is_closing(const struct tw_uv_timer *t)
+{
+	return t && (t->tw__flags & TW__UVT_CLOSING) != 0;
 }

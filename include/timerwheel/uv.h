@@ -28,7 +28,9 @@
  * was armed from a timer callback, an I/O callback or outside the loop.
  *
  * Liveness. Like a native timer, the handle keeps uv_run() going only while
- * timers are armed; with TW_UV_WEAK it never does. A timer that fires only
+ * timers are armed (the uv_timer_t layer's unreferenced timers excepted,
+ * see <timerwheel/uv_timer.h>); with TW_UV_WEAK it never does; with
+ * TW_UV_HOLD it does until tw_uv_close(), for other threads' requests. A timer that fires only
  * at UINT64_MAX (or in the last partial tick below it) holds the loop like
  * a native timer with timeout (uint64_t)-1, until it is cancelled or the
  * wheel destroyed.
@@ -52,12 +54,25 @@
  *
  * A handle belongs to its loop's thread. Other threads arm, re-arm and
  * cancel its timers with tw_post_mod() and tw_post_del() on tw_uv_wheel():
- * the backend wakes the loop through a uv_async_t (which does not keep the
- * loop alive) when a request needs it, and applies the requests in the
- * loop. Hand them the wheel pointer itself: tw_uv_wheel(), like every call
- * on the handle, belongs to the loop's thread. Stop those threads before
- * the wheel goes: tw_uv_close() for the wheel tw_uv_init() created,
- * tw_wheel_destroy() for the program's own.
+ * the backend wakes the loop through a uv_async_t when a request needs it,
+ * and applies the requests in the loop. Hand them the wheel pointer itself:
+ * tw_uv_wheel(), like every call on the handle, belongs to the loop's
+ * thread. Stop those threads before the wheel goes: tw_uv_close() for the
+ * wheel tw_uv_init() created, tw_wheel_destroy() for the program's own.
+ *
+ * Requests and the loop's life. A request is applied by the running loop,
+ * by tw_drain(), or by tw_uv_close(), which settles every request queued
+ * before it (applied on the program's wheel, refused with -ESHUTDOWN on
+ * the one tw_uv_init() created). By default requests do not keep the loop
+ * alive (armed timers do): once uv_run() has returned (nothing else
+ * held the loop), a request posted stays queued, and its poster waits in
+ * tw_request_wait(), until the program calls tw_drain() or tw_uv_close(),
+ * or runs the loop again with something holding it. With TW_UV_HOLD the
+ * handle holds the loop until tw_uv_close(), so uv_run() does not return
+ * while other threads may post (unless uv_stop()), and no request waits
+ * beyond tw_uv_close(): a program whose threads post, and which closes the
+ * handle from the loop when they are done (a posted timer whose callback
+ * calls tw_uv_close() will do), needs no handle of its own to keep the loop.
  */
 #ifndef TIMERWHEEL_UV_H
 #define TIMERWHEEL_UV_H
@@ -73,8 +88,12 @@ extern "C" {
 
 /** The handle does not keep the loop alive (like uv_unref() on a timer). */
 #define TW_UV_WEAK 1u
+/** The handle keeps the loop alive until tw_uv_close(), for other threads'
+ * requests (like a referenced uv_async_t). */
+#define TW_UV_HOLD 2u
 
 struct tw_uv;
+struct tw_uv_timer;
 
 /**
  * tw_uv_close_cb - called once a closed handle's memory may be released
@@ -103,6 +122,14 @@ struct tw_uv {
 	uint64_t tw__wakeups;    /* times tw__timer fired */
 	uint64_t tw__early;      /* ... before tw__next by the clock */
 	unsigned tw__state;
+	/* The uv_timer_t layer (<timerwheel/uv_timer.h>): */
+	struct tw_uv_timer *tw__ready;   /* fired in this wake-up, callbacks to run */
+	struct tw_uv_timer **tw__ready_tail;
+	struct tw_uv_timer *tw__closing; /* closed, callbacks to run */
+	uv_idle_t tw__closer;            /* its uv_close() runs them, as libuv would */
+	uint64_t tw__start_id;           /* next start id, as libuv's */
+	uint64_t tw__timers;             /* layer timers initialised, not closed */
+	struct tw_wheel *tw__weak;       /* the layer's unreferenced timers */
 };
 
 /**
@@ -128,7 +155,7 @@ struct tw_uv_stats {
  * @loop:  the libuv loop
  * @h:     the handle to initialise, allocated by the caller
  * @w:     the wheel, created with tw_uv_now() as its clock
- * @flags: 0 or TW_UV_WEAK
+ * @flags: 0, TW_UV_WEAK, TW_UV_HOLD, or both
  *
  * Installs the wheel's notify and wake hooks. Timers already armed on @w
  * are waited for from now on. tw_uv_close() lets go of @w and never frees
@@ -147,7 +174,7 @@ TW_API int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, un
  * @loop:  the libuv loop
  * @h:     the handle to initialise, allocated by the caller
  * @cfg:   the wheel's geometry, or NULL for the defaults (1 ms tick)
- * @flags: 0 or TW_UV_WEAK
+ * @flags: 0, TW_UV_WEAK, TW_UV_HOLD, or both
  *
  * tw_wheel_create() with tw_uv_now() as the clock's start, then
  * tw_uv_attach(). The wheel is the handle's: tw_uv_close() destroys it.

@@ -1,22 +1,56 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * timerwheel-uv's uv_timer_t layer: libuv's timer API, in milliseconds as
- * libuv's, on a wheel. A program with many uv_timer_t switches by renaming:
+ * libuv's, on a wheel. A libuv program moves its timers over by renaming
+ * types and functions, nothing else:
  *
- *   uv_timer_t                  struct tw_uv_timer
- *   uv_timer_cb                 tw_uv_timer_cb
- *   uv_timer_init(loop, t)      tw_uv_timer_init(&backend, t)
- *   uv_timer_start(t, cb, timeout, repeat)   tw_uv_timer_start(...)
- *   uv_timer_stop, uv_timer_again, uv_timer_set_repeat,
- *   uv_timer_get_repeat, uv_timer_get_due_in  tw_uv_timer_...
- *   uv_is_active((uv_handle_t *)t)           tw_uv_timer_is_active(t)
- *   uv_close((uv_handle_t *)t, cb)           tw_uv_timer_stop(t), then free
+ *   uv_timer_t, uv_timer_cb           tw_uv_timer_t, tw_uv_timer_cb
+ *   uv_timer_init(loop, t)            tw_uv_timer_init(loop, t)
+ *   uv_timer_start, _stop, _again, _set_repeat, _get_repeat, _get_due_in
+ *                                     tw_uv_timer_start, _stop, ...
+ *   uv_is_active((uv_handle_t *)t)    tw_uv_timer_is_active(t)
+ *   uv_ref, uv_unref, uv_has_ref      tw_uv_timer_ref, _unref, _has_ref
+ *   uv_close((uv_handle_t *)t, cb)    tw_uv_timer_close(t, cb)
+ *   uv_is_closing((uv_handle_t *)t)   tw_uv_timer_is_closing(t)
+ *   a uv_close_cb for a timer         tw_uv_timer_close_cb (takes the timer)
  *
- * where `backend` is one struct tw_uv per loop (see <timerwheel/uv.h>): its
- * one uv_timer_t serves every timer of the layer. A struct tw_uv_timer is
- * 72 bytes, a uv_timer_t 152; starting, stopping and re-arming one costs
- * the wheel O(1) and libuv nothing, unless it moves the earliest deadline
- * earlier.
+ * The loop's wheel. tw_uv_timer_init() takes the loop, as uv_timer_init()
+ * does: the first timer of a loop creates a wheel for it (a struct tw_uv
+ * with the default 1 ms tick, see <timerwheel/uv.h>), later ones share it,
+ * and closing the last of them closes it, in the same loop turn. As with
+ * native timers, uv_loop_close() succeeds only once every timer is closed.
+ * A program that wants a tick, a slack or flags of its own creates its
+ * struct tw_uv and uses tw_uv_timer_init_on() instead. One uv_timer_t and
+ * one uv_async_t per wheel serve every timer of the layer: a program that
+ * closes every handle uv_walk() shows it must skip those two (their data
+ * is the struct tw_uv).
+ *
+ * Order, as libuv's. The timers of one wheel that fire in the same wake-up
+ * run in the order of their due millisecond (the deadline in uv_hrtime()
+ * nanoseconds, rounded up to a whole ms), and those due in the same
+ * millisecond in the order they were started: by tw_uv_timer_start(),
+ * tw_uv_timer_again(), or a repeating timer's restart, which is libuv's
+ * start id. With the default 1 ms tick every timer due in one millisecond
+ * fires in the same wake-up, so for the loop's wheel the order holds for
+ * all of them; with a coarser tick or a slack, timers of different wake-ups
+ * run in the order of their wake-ups. The core API's timers on the same
+ * wheel are not part of this order, and cost nothing for it.
+ *
+ * Liveness, as libuv's. The loop stays alive while a timer is active and
+ * referenced (tw_uv_timer_unref() takes one out, as uv_unref()), or while a
+ * close callback is to come. The backend keeps unreferenced timers on a
+ * second wheel of its own, created with its first timer of the layer (same
+ * tick, no default slack), which shares the backend's uv_timer_t but never
+ * holds the loop; ref and unref move a started timer across, keeping its
+ * deadline and its place in the order. On a struct tw_uv of the program's,
+ * its own tw_timer timers hold the loop as before. TW_UV_WEAK: no timer of
+ * the backend holds the loop.
+ *
+ * Close, as libuv's. tw_uv_timer_close() stops the timer at once; its
+ * callback runs from the loop when libuv runs uv_close() callbacks, so
+ * after a close outside the loop one uv_run(loop, UV_RUN_ONCE) runs it;
+ * the timer's memory may be released from then on. Closes in one loop turn
+ * call back last first, as libuv's do.
  *
  * Where the contract differs from libuv's:
  *
@@ -26,14 +60,20 @@
  *   4773). Deadlines are kept in ns and fire within the wheel's tick (1 ms
  *   by default; a default slack in tw_uv_init()'s config widens that to its
  *   window, see "Slack" in timerwheel.h).
- * - Order. Timers due in the same millisecond fire in an unspecified order;
- *   libuv fires them in the order they were started.
- * - No handle. A timer is not a uv_handle_t: it needs no uv_close() and
- *   may be freed as soon as it is stopped (also from its own callback).
- *   It cannot be unreferenced on its own; the backend as a whole can
- *   (TW_UV_WEAK).
+ * - A timer due in this wake-up whose callback has not run yet is not
+ *   active (tw_uv_timer_is_active() is 0), as in libuv from 1.45 on;
+ *   stopping or restarting it from an earlier callback still keeps its
+ *   callback from running.
+ * - A timer started with timeout 0 from a callback fires in the next
+ *   wake-up, never in the one that runs the callback (no livelock).
+ * - Deadlines saturate at the end of 64-bit nanoseconds (see
+ *   tw_uv_timer_start()).
  * - Errors are negative errno values (-EINVAL), which on Unix equal libuv's
  *   (UV_EINVAL).
+ *
+ * A struct tw_uv_timer is smaller than a uv_timer_t. Starting, stopping
+ * and restarting one costs the wheel O(1) and libuv nothing, unless it
+ * moves the earliest deadline earlier.
  *
  * A repeating timer is restarted before its callback with the repeat as
  * its timeout, from the moment the loop woke, as libuv does: it drifts by
@@ -52,13 +92,20 @@
 extern "C" {
 #endif
 
-struct tw_uv_timer;
+/** tw_uv_timer_t - the type of a timer, as uv_timer_t */
+typedef struct tw_uv_timer tw_uv_timer_t;
 
 /**
  * tw_uv_timer_cb - a timer's callback, as uv_timer_cb
  * @t: the timer that fired
  */
 typedef void (*tw_uv_timer_cb)(struct tw_uv_timer *t);
+
+/**
+ * tw_uv_timer_close_cb - a closed timer's callback, as uv_close_cb
+ * @t: the timer; its memory may be released from here on
+ */
+typedef void (*tw_uv_timer_close_cb)(struct tw_uv_timer *t);
 
 /**
  * struct tw_uv_timer - a timer in libuv's terms, on a wheel
@@ -72,20 +119,44 @@ struct tw_uv_timer {
 	struct tw_timer tw__timer;
 	struct tw_uv *tw__uv;
 	tw_uv_timer_cb tw__cb;
-	uint64_t tw__repeat; /* ms */
+	uint64_t tw__repeat;            /* ms */
+	uint64_t tw__start_id;          /* orders timers due in the same ms */
+	struct tw_uv_timer *tw__next;   /* on the ready or the closing list */
+	struct tw_uv_timer **tw__pprev; /* ... the ready list */
+	tw_uv_timer_close_cb tw__close_cb;
+	unsigned tw__flags;
 };
 
 /**
- * tw_uv_timer_init - prepare a timer, as uv_timer_init()
- * @uv: the backend whose wheel the timer will run on (tw_uv_init())
+ * tw_uv_timer_init - prepare a timer on the loop's wheel, as uv_timer_init()
+ * @loop: the libuv loop
+ * @t:    the timer
+ *
+ * The first timer of @loop creates the loop's wheel (tw_uv_init() with
+ * the defaults); it is closed with the last of the loop's timers
+ * (tw_uv_timer_close()). The timer is stopped and referenced, with no
+ * callback and no repeat; @t->data is left as it was. Call from the loop's
+ * thread; loops of other threads may do the same at once.
+ *
+ * Return: 0, -EINVAL if @loop or @t is NULL, -ENOMEM, or the error of
+ * tw_uv_init() for the loop's first timer.
+ */
+TW_API int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t);
+
+/**
+ * tw_uv_timer_init_on - prepare a timer on the program's wheel
+ * @uv: the backend whose wheel the timer will run on (tw_uv_init() or
+ *      tw_uv_attach())
  * @t:  the timer
  *
- * The timer is stopped, with no callback and no repeat. @t->data is left
- * as it was.
+ * As tw_uv_timer_init(), on a wheel with the tick, slack or flags the
+ * program chose. Closing the timers is optional here: stopped, a timer may
+ * be freed at once. Close or stop every timer of @uv before tw_uv_close();
+ * a timer closed after it stays closing and its callback never runs.
  *
- * Return: 0, -EINVAL if @uv or @t is NULL.
+ * Return: 0, -EINVAL if @uv or @t is NULL or @uv was closed.
  */
-TW_API int tw_uv_timer_init(struct tw_uv *uv, struct tw_uv_timer *t);
+TW_API int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t);
 
 /**
  * tw_uv_timer_start - start a timer, as uv_timer_start()
@@ -101,8 +172,8 @@ TW_API int tw_uv_timer_init(struct tw_uv *uv, struct tw_uv_timer *t);
  * a timeout above about 1.8e13 ms (570 years) is due sooner here than in
  * libuv, and tw_uv_timer_get_due_in() reports the smaller figure.
  *
- * Return: 0, -EINVAL if @t or @cb is NULL, @t was not initialised, or its
- * backend was closed (tw_uv_close()).
+ * Return: 0, -EINVAL if @t or @cb is NULL, @t was not initialised or is
+ * closing, or its backend was closed (tw_uv_close()).
  */
 TW_API int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout, uint64_t repeat);
 
@@ -110,7 +181,9 @@ TW_API int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t 
  * tw_uv_timer_stop - stop a timer, as uv_timer_stop()
  * @t: the timer; stopping a stopped timer does nothing
  *
- * Its memory may be released right after, also from its own callback.
+ * Its memory may be released right after, also from its own callback,
+ * unless it was initialised with tw_uv_timer_init(): such a timer, as a
+ * uv_timer_t, is released after tw_uv_timer_close() calls back.
  *
  * Return: 0, -EINVAL if @t is NULL.
  */
@@ -160,6 +233,53 @@ TW_API uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t);
  * own callback.
  */
 TW_API int tw_uv_timer_is_active(const struct tw_uv_timer *t);
+
+/**
+ * tw_uv_timer_ref - let the timer hold the loop again, as uv_ref()
+ * @t: the timer (NULL is ignored)
+ *
+ * A new timer is referenced: while it is active the loop stays alive.
+ */
+TW_API void tw_uv_timer_ref(struct tw_uv_timer *t);
+
+/**
+ * tw_uv_timer_unref - keep the timer from holding the loop, as uv_unref()
+ * @t: the timer (NULL is ignored)
+ *
+ * It still fires while the loop runs for something else. Either call may
+ * be made any number of times, in any state but closed.
+ */
+TW_API void tw_uv_timer_unref(struct tw_uv_timer *t);
+
+/**
+ * tw_uv_timer_has_ref - whether the timer is referenced, as uv_has_ref()
+ * @t: the timer (NULL gives 0)
+ *
+ * Return: 1 if referenced, else 0.
+ */
+TW_API int tw_uv_timer_has_ref(const struct tw_uv_timer *t);
+
+/**
+ * tw_uv_timer_close - stop the timer for good, as uv_close() on a timer
+ * @t:  the timer (NULL, or one closing already, is ignored)
+ * @cb: called from the loop when libuv runs close callbacks, or NULL
+ *
+ * The timer stops at once and can no longer be started (-EINVAL). @cb runs
+ * in the loop turn under way, or in the next one if called outside the
+ * loop or from a close callback, exactly when a uv_close() made at the
+ * same point would call back. Until then the loop stays alive. Closing the
+ * last timer of the loop's wheel (tw_uv_timer_init()) closes that wheel in
+ * the same turn, so uv_loop_close() succeeds after it.
+ */
+TW_API void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb);
+
+/**
+ * tw_uv_timer_is_closing - whether the timer was closed, as uv_is_closing()
+ * @t: the timer (NULL gives 0)
+ *
+ * Return: 1 from tw_uv_timer_close() on, also after its callback, else 0.
+ */
+TW_API int tw_uv_timer_is_closing(const struct tw_uv_timer *t);
 
 #ifdef __cplusplus
 }

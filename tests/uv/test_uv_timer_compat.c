@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The uv_timer_t layer (<timerwheel/uv_timer.h>) against the cases of
- * libuv's own timer tests (test/test-timer.c and test/test-timer-again.c),
- * carried over case by case and written anew, on a real loop and the real
- * clock. Each test names the libuv case it carries and says where the
- * layer's contract differs. Early, lost and duplicate firings are checked
+ * The uv_timer_t layer (<timerwheel/uv_timer.h>) on a wheel of the
+ * program's (tw_uv_timer_init_on()) against the cases of libuv's own timer
+ * tests (test/test-timer.c and test/test-timer-again.c), on a real loop and
+ * the real clock, with the layer's own checks added (early, lateness, the
+ * advance a call came from). test_uv_libuv_timer.c runs the same cases as
+ * a port would, by renames alone, on the loop's wheel. Each test names the
+ * libuv case it carries and says where the layer's contract differs. Early, lost and duplicate firings are checked
  * strictly; lateness only against bounds that hold with every core busy.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -101,12 +103,12 @@ static void test_timer(void **state)
 	(void)state;
 	memset(once, 0, sizeof(once));
 	for (int i = 0; i < 10; i++) {
-		assert_int_equal(tw_uv_timer_init(&backend, &once[i].t), 0);
+		assert_int_equal(tw_uv_timer_init_on(&backend, &once[i].t), 0);
 		probe_start(&once[i], (uint64_t)i * 50, 0);
 	}
-	assert_int_equal(tw_uv_timer_init(&backend, &repeat.t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &repeat.t), 0);
 	probe_start(&repeat, 100, 100);
-	assert_int_equal(tw_uv_timer_init(&backend, &never), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &never), 0);
 	assert_int_equal(tw_uv_timer_start(&never, never_cb, 100, 100), 0);
 	assert_int_equal(tw_uv_timer_stop(&never), 0);
 
@@ -131,7 +133,7 @@ static void test_start_twice(void **state)
 	struct probe p = { 0 };
 
 	(void)state;
-	assert_int_equal(tw_uv_timer_init(&backend, &p.t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &p.t), 0);
 	assert_int_equal(tw_uv_timer_start(&p.t, never_cb, 86400 * 1000, 0), 0);
 	probe_start(&p, 10, 0);
 	uv_run(&loop, UV_RUN_DEFAULT);
@@ -146,12 +148,12 @@ static void test_init(void **state)
 	struct tw_uv_timer t;
 
 	(void)state;
-	assert_int_equal(tw_uv_timer_init(&backend, &t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &t), 0);
 	assert_int_equal(tw_uv_timer_get_repeat(&t), 0);
 	assert_int_equal(tw_uv_timer_get_due_in(&t), 0);
 	assert_false(tw_uv_timer_is_active(&t));
-	assert_int_equal(tw_uv_timer_init(NULL, &t), -EINVAL);
-	assert_int_equal(tw_uv_timer_init(&backend, NULL), -EINVAL);
+	assert_int_equal(tw_uv_timer_init_on(NULL, &t), -EINVAL);
+	assert_int_equal(tw_uv_timer_init_on(&backend, NULL), -EINVAL);
 }
 
 /* libuv "timer_order": timers fire in the order of their deadlines. libuv
@@ -172,7 +174,7 @@ static void test_order(void **state)
 	(void)state;
 	order_n = 0;
 	for (int i = 2; i >= 0; i--) {
-		assert_int_equal(tw_uv_timer_init(&backend, &t[i]), 0);
+		assert_int_equal(tw_uv_timer_init_on(&backend, &t[i]), 0);
 		t[i].data = (void *)(intptr_t)i;
 		assert_int_equal(tw_uv_timer_start(&t[i], order_cb, 5 + (uint64_t)i * 5, 0), 0);
 	}
@@ -201,9 +203,9 @@ static void tiny_cb(struct tw_uv_timer *t)
 static void test_huge_timeout(void **state)
 {
 	(void)state;
-	assert_int_equal(tw_uv_timer_init(&backend, &tiny), 0);
-	assert_int_equal(tw_uv_timer_init(&backend, &huge1), 0);
-	assert_int_equal(tw_uv_timer_init(&backend, &huge2), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &tiny), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &huge1), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &huge2), 0);
 	assert_int_equal(tw_uv_timer_start(&tiny, tiny_cb, 1, 0), 0);
 	assert_int_equal(tw_uv_timer_start(&huge1, never_cb, 0xffffffffffffull, 0), 0);
 	assert_int_equal(tw_uv_timer_start(&huge2, never_cb, (uint64_t)-1, 0), 0);
@@ -238,8 +240,8 @@ static void test_huge_repeat(void **state)
 {
 	(void)state;
 	huge_repeat_calls = tiny_repeat_calls = 0;
-	assert_int_equal(tw_uv_timer_init(&backend, &tiny), 0);
-	assert_int_equal(tw_uv_timer_init(&backend, &huge1), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &tiny), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &huge1), 0);
 	assert_int_equal(tw_uv_timer_start(&tiny, tiny_repeat_cb, 2, 2), 0);
 	assert_int_equal(tw_uv_timer_start(&huge1, huge_repeat_cb, 1, (uint64_t)-1), 0);
 	uv_run(&loop, UV_RUN_DEFAULT);
@@ -255,7 +257,7 @@ static void test_run_once(void **state)
 	struct probe p = { 0 };
 
 	(void)state;
-	assert_int_equal(tw_uv_timer_init(&backend, &p.t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &p.t), 0);
 	probe_start(&p, 0, 0);
 	for (int turns = 0; p.calls == 0 && turns < 1000; turns++)
 		uv_run(&loop, UV_RUN_ONCE);
@@ -275,7 +277,7 @@ static void test_null_callback(void **state)
 	struct tw_uv_timer t;
 
 	(void)state;
-	assert_int_equal(tw_uv_timer_init(&backend, &t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &t), 0);
 	assert_int_equal(tw_uv_timer_start(&t, NULL, 100, 100), -EINVAL);
 	assert_false(tw_uv_timer_is_active(&t));
 	assert_int_equal(tw_uv_timer_start(NULL, never_cb, 100, 100), -EINVAL);
@@ -291,7 +293,7 @@ static void test_early_check(void **state)
 	uint64_t busy_until;
 
 	(void)state;
-	assert_int_equal(tw_uv_timer_init(&backend, &p.t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &p.t), 0);
 	uv_update_time(&loop);
 	busy_until = tw_test_mono_ns() + 5 * MS;
 	while (tw_test_mono_ns() < busy_until) /* the loop's cached time goes stale */
@@ -329,7 +331,7 @@ static void test_no_double_call(void **state)
 
 	(void)state;
 	restart_calls = restart_same_advance = 0;
-	assert_int_equal(tw_uv_timer_init(&backend, &t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &t), 0);
 	assert_int_equal(tw_uv_timer_start(&t, restart_cb, 0, 0), 0);
 	for (int turns = 0; restart_calls == 0 && turns < 1000; turns++)
 		uv_run(&loop, UV_RUN_ONCE);
@@ -348,7 +350,8 @@ static void test_no_double_call(void **state)
  * effect at once (it was re-armed before its callback), and once more,
  * now inactive. So repeat_2 fires exactly twice, and the whole run takes
  * at least 700 ms (libuv prints it, expecting about 700). Where it
- * differs: stop, not uv_close(), ends a timer. */
+ * differs here: stop ends a timer of the program's wheel, which needs no
+ * close (tw_uv_timer_close() is optional there). */
 static int repeat_1_calls, repeat_2_calls, repeat_2_allowed;
 static struct tw_uv_timer repeat_1, repeat_2;
 
@@ -385,17 +388,17 @@ static void test_again(void **state)
 	(void)state;
 	repeat_1_calls = repeat_2_calls = repeat_2_allowed = 0;
 	t0 = tw_test_mono_ns();
-	assert_int_equal(tw_uv_timer_init(&backend, &dummy), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &dummy), 0);
 	assert_int_equal(tw_uv_timer_again(&dummy), -EINVAL); /* UV_EINVAL on Unix */
 	assert_int_equal(tw_uv_timer_again(NULL), -EINVAL);
 
-	assert_int_equal(tw_uv_timer_init(&backend, &repeat_1), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &repeat_1), 0);
 	assert_int_equal(tw_uv_timer_start(&repeat_1, repeat_1_cb, 50, 0), 0);
 	assert_int_equal(tw_uv_timer_get_repeat(&repeat_1), 0);
 	tw_uv_timer_set_repeat(&repeat_1, 50); /* a one-shot made repeating */
 	assert_int_equal(tw_uv_timer_get_repeat(&repeat_1), 50);
 
-	assert_int_equal(tw_uv_timer_init(&backend, &repeat_2), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &repeat_2), 0);
 	assert_int_equal(tw_uv_timer_start(&repeat_2, repeat_2_cb, 100, 100), 0);
 	assert_int_equal(tw_uv_timer_get_repeat(&repeat_2), 100);
 
@@ -409,28 +412,29 @@ static void test_again(void **state)
 }
 
 /* libuv "timer_no_run_on_unref": a timer of an unreferenced handle does not
- * keep the loop running, and uv_run() returns without calling it. Where it
- * differs: a layer timer cannot be unreferenced alone; its whole backend
- * can, with TW_UV_WEAK. */
+ * keep the loop running, and uv_run() returns without calling it. Here the
+ * whole backend is unreferenced (TW_UV_WEAK); a single timer's
+ * tw_uv_timer_unref() is test_uv_libuv_timer.c's timer_ref2. */
 static void test_no_run_on_unref(void **state)
 {
 	static struct tw_uv_timer t;
 
 	(void)state; /* the backend is weak (setup_weak) */
-	assert_int_equal(tw_uv_timer_init(&backend, &t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &t), 0);
 	assert_int_equal(tw_uv_timer_start(&t, never_cb, 0, 0), 0);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_true(tw_uv_timer_is_active(&t)); /* not run; teardown idles it */
 }
 
 /* libuv "timer_is_closing": uv_timer_start() on a closing handle fails with
- * UV_EINVAL. Here: on a timer whose backend was closed (tw_uv_close()). */
+ * UV_EINVAL. Here also on a timer whose backend was closed (tw_uv_close());
+ * a closed timer is test_uv_libuv_timer.c's case. */
 static void test_is_closing(void **state)
 {
 	struct tw_uv_timer t;
 
 	(void)state;
-	assert_int_equal(tw_uv_timer_init(&backend, &t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &t), 0);
 	tw_uv_close(&backend, NULL); /* teardown's close is then ignored */
 	assert_int_equal(tw_uv_timer_start(&t, never_cb, 10, 0), -EINVAL);
 	assert_false(tw_uv_timer_is_active(&t));
@@ -444,7 +448,7 @@ static void test_due_in(void **state)
 	uint64_t due;
 
 	(void)state;
-	assert_int_equal(tw_uv_timer_init(&backend, &t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, &t), 0);
 	assert_int_equal(tw_uv_timer_start(&t, never_cb, 1000, 0), 0);
 	due = tw_uv_timer_get_due_in(&t);
 	assert_true(due <= 1000 && due >= 900);
@@ -469,7 +473,7 @@ static void test_free_in_callback(void **state)
 
 	(void)state;
 	assert_non_null(t);
-	assert_int_equal(tw_uv_timer_init(&backend, t), 0);
+	assert_int_equal(tw_uv_timer_init_on(&backend, t), 0);
 	assert_int_equal(tw_uv_timer_start(t, free_self_cb, 1, 1), 0);
 	uv_run(&loop, UV_RUN_DEFAULT);
 }

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the libuv backend (uv.c) and its uv_timer_t layer (uv_timer.c)
+ * share. Internal to libtimerwheel-uv.
+ *
+ * The layer's timers are ordinary timers of the backend's wheel. The
+ * backend gives the layer three things the wheel alone cannot: a place to
+ * run the callbacks of one wake-up after the advance, sorted as libuv
+ * sorts them (tw__uv_timer_run_ready()); a loop turn for close callbacks
+ * (the closer, a handle closed once per batch); and a wheel of its own for
+ * the timers the program unreferenced (tw__uv_weak_wheel()).
+ */
+#ifndef TIMERWHEEL_UV_INT_H
+#define TIMERWHEEL_UV_INT_H
+
+#include "timerwheel/uv.h"
+#include "timerwheel/uv_timer.h"
+
+enum {
+	TW__UV_CLOSING = 1u,     /* tw_uv_close() was called */
+	TW__UV_FOREVER = 2u,     /* armed for the end of time (see tw__uv_arm_forever) */
+	TW__UV_CREATED = 4u,     /* tw_uv_init() created the wheel: closing destroys it */
+	TW__UV_TIMER_OPEN = 8u,  /* tw__timer's close callback has not run */
+	TW__UV_ASYNC_OPEN = 16u, /* tw__async's close callback has not run */
+	TW__UV_CLOSER_OPEN = 32u, /* tw__closer is closing: a batch of timer closes is due */
+	TW__UV_LOOP_WHEEL = 64u, /* the loop's own, made by tw_uv_timer_init(): gone with its last timer */
+	TW__UV_WEAK_STATE = 128u, /* TW_UV_WEAK: never hold the loop */
+	TW__UV_ADVANCING = 256u, /* in tw__uv_on_timer(): it re-arms once both wheels advanced */
+};
+
+/* uv.c: create the weak wheel, where the layer keeps the timers the
+ * program unreferenced: it shares the uv timer and never holds the loop.
+ * 0 or -errno. */
+int tw__uv_weak_wheel(struct tw_uv *h);
+
+/* uv.c: make sure a closer is on its way; its close callback calls
+ * tw__uv_timer_run_closed(). */
+void tw__uv_closer_start(struct tw_uv *h);
+
+/* uv_timer.c: the callbacks of the layer's timers that fired in this
+ * wake-up, in libuv's order. */
+void tw__uv_timer_run_ready(struct tw_uv *h);
+
+/* uv_timer.c: the close callbacks of the layer's timers closed so far. */
+void tw__uv_timer_run_closed(struct tw_uv *h);
+
+#endif /* TIMERWHEEL_UV_INT_H */
