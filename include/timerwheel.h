@@ -85,6 +85,7 @@
 #ifndef TIMERWHEEL_H
 #define TIMERWHEEL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,12 +95,45 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+/*
+ * TW_API marks what the libraries export. They are built with every other
+ * symbol hidden: on ELF through visibility("default") on these, on Windows
+ * (PE/COFF) through __declspec(dllexport) while a DLL of timerwheel is
+ * built (TW_BUILDING_DLL, defined by its build only). A program that uses
+ * a DLL needs nothing: it links the DLL's import library as it would a
+ * static one.
+ */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#ifdef TW_BUILDING_DLL
+#define TW_API __declspec(dllexport)
+#else
 #define TW_API
+#endif
 #elif defined(__GNUC__)
 #define TW_API __attribute__((visibility("default")))
 #else
 #define TW_API
+#endif
+
+/*
+ * Two error numbers the library returns are not in every <errno.h>:
+ * Windows has neither, macOS and the BSDs have no EUCLEAN. Where this
+ * header documents -EUCLEAN or -ESHUTDOWN, the value returned is
+ * -TW_EUCLEAN or -TW_ESHUTDOWN: EUCLEAN and ESHUTDOWN themselves wherever
+ * <errno.h> defines them, as Linux's does. Elsewhere TW_ESHUTDOWN is 4042,
+ * on Windows libuv's UV_ESHUTDOWN negated (uv_strerror() names it), and
+ * TW_EUCLEAN 4117, beyond the numbers the C libraries and libuv use.
+ * Programs meant to be portable compare results with the TW_ names.
+ */
+#if defined(EUCLEAN) && !defined(_WIN32)
+#define TW_EUCLEAN EUCLEAN
+#else
+#define TW_EUCLEAN 4117
+#endif
+#if defined(ESHUTDOWN) && !defined(_WIN32)
+#define TW_ESHUTDOWN ESHUTDOWN
+#else
+#define TW_ESHUTDOWN 4042
 #endif
 
 #define TW_VERSION_MAJOR 0
@@ -125,7 +159,10 @@ struct tw_wheel;
  * The library never allocates a timer. Initialise it once with
  * tw_timer_init(); recover the outer struct in the callback with
  * tw_container_of(). Fields whose names start with tw__ are private.
- * Its size is part of the ABI: 40 bytes on 64-bit targets.
+ * Its size is part of the ABI, by data model: 40 bytes on LP64 (64-bit
+ * Linux, macOS, the BSDs) and LLP64 (64-bit Windows); on ILP32 28 bytes
+ * where uint64_t is 4-byte aligned in structs (i386) and 32 where it is
+ * 8-byte aligned (32-bit ARM, Windows on x86).
  */
 struct tw_timer {
 	struct tw_timer *tw__next;

@@ -34,7 +34,7 @@ uint32_t state_of(const tw_request *req) { return __atomic_load_n(&req->tw__stat
 int tw_wheel::post(tw_request *req, int op, tw_timer *t, uint64_t expires)
 {
 	if (__atomic_load_n(&refusing, __ATOMIC_ACQUIRE))
-		return -ESHUTDOWN;
+		return -TW_ESHUTDOWN;
 	// Claimed atomically: of two threads posting one request at once,
 	// one gets -EBUSY rather than both linking it.
 	uint32_t state = state_of(req);
@@ -79,7 +79,7 @@ int tw_wheel::drain()
 		tw_timer *t = req->tw__timer;
 		int r;
 		if (destroyed)
-			r = -ESHUTDOWN;
+			r = -TW_ESHUTDOWN;
 		else if (req->tw__op == op_del)
 			r = t->tw__where == tw::where_idle ? 0 : t->tw__owner != id ? -EINVAL : del(t);
 		else if (t->tw__magic != tw::timer_magic || !t->fn)

@@ -96,7 +96,7 @@ static void settle(struct producer *p, struct rtimer *r)
 {
 	int res = tw_request_result(&r->req);
 
-	if (res == -ESHUTDOWN)
+	if (res == -TW_ESHUTDOWN)
 		return;
 	if (res != 0 && res != 1)
 		fail_in(p, "a request failed");
@@ -162,7 +162,7 @@ static void *produce(void *arg)
 			r->last_op = 1;
 			p->mods++;
 		}
-		if (rc == -ESHUTDOWN) {
+		if (rc == -TW_ESHUTDOWN) {
 			p->refused++;
 			r->last_op = 0;
 			break;
@@ -476,7 +476,7 @@ static void test_destroy_in_callback_completes_after(void **state)
 	assert_int_equal(tw_advance(destroy_wheel, 1000000), 1); /* frees the wheel on return */
 	assert_false(done_inside);
 	assert_true(tw_request_done(&destroy_req));
-	assert_int_equal(tw_request_result(&destroy_req), -ESHUTDOWN);
+	assert_int_equal(tw_request_result(&destroy_req), -TW_ESHUTDOWN);
 }
 
 int main(int argc, char **argv)
