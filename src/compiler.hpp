@@ -19,18 +19,25 @@
 #define TW_MSVC 1
 #endif
 
+// printf's checks: MinGW's "printf" means Microsoft's old dialect, without
+// %zu; the build selects MinGW's C99 printf (__USE_MINGW_ANSI_STDIO).
+#if defined(__MINGW32__)
+#define TW_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define TW_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#elif !defined(TW_PRINTF)
+#define TW_PRINTF(fmt, args)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define TW_ALWAYS_INLINE __attribute__((always_inline))
 #define TW_NOINLINE __attribute__((noinline))
-#define TW_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #elif defined(_MSC_VER)
 #define TW_ALWAYS_INLINE __forceinline
 #define TW_NOINLINE __declspec(noinline)
-#define TW_PRINTF(fmt, args)
 #else
 #define TW_ALWAYS_INLINE
 #define TW_NOINLINE
-#define TW_PRINTF(fmt, args)
 #endif
 
 namespace tw {

@@ -16,9 +16,8 @@
 // one of them sees the other's write, so a request is never left waiting
 // for a wake-up that nobody asked for.
 #include <errno.h>
-#include <sched.h>
-#include <time.h>
 
+#include "thread.hpp"
 #include "wheel.hpp"
 
 namespace {
@@ -129,14 +128,12 @@ TW_API int tw_request_wait(tw_wheel *w, tw_request *req)
 			fn(w, __atomic_load_n(&w->wake_arg, __ATOMIC_RELAXED));
 	}
 	// Yield a few times (the owner is usually quick), then sleep in
-	// steps of 50 us.
+	// short steps (50 us where the system allows).
 	for (unsigned spins = 0; state_of(req) != req_done; spins++) {
-		if (spins < 64) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, 50000 };
-			nanosleep(&ts, nullptr);
-		}
+		if (spins < 64)
+			tw::yield_thread();
+		else
+			tw::nap();
 	}
 	return req->tw__result;
 }

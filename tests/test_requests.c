@@ -23,6 +23,9 @@
 #define _GNU_SOURCE /* pthread_tryjoin_np */
 #include <pthread.h>
 #include <sched.h>
+#ifdef _WIN32
+#define pthread_tryjoin_np _pthread_tryjoin /* winpthreads' name */
+#endif
 
 #include "common.h"
 
