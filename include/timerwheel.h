@@ -622,7 +622,8 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
  * at the queue.
  *
  * Return: 0 when queued, -EINVAL if an argument is NULL, -EBUSY if @req is
- * posted and not done yet, -ESHUTDOWN if @w was destroyed.
+ * posted and not done yet, -ESHUTDOWN if @w was destroyed (-TW_ESHUTDOWN
+ * where <errno.h> has no ESHUTDOWN, as on Windows).
  */
 TW_API int tw_post_mod(struct tw_wheel *w, struct tw_request *req, struct tw_timer *t, uint64_t expires);
 
@@ -658,7 +659,8 @@ TW_API int tw_request_done(const struct tw_request *req);
  *
  * Return: tw_mod()'s or tw_del()'s return value (1 if the timer was armed,
  * 0 if idle, -EINVAL if it was not initialised or armed on another wheel),
- * -ESHUTDOWN if the wheel was destroyed first; -EBUSY if @req is not done,
+ * -ESHUTDOWN if the wheel was destroyed first (-TW_ESHUTDOWN where
+ * <errno.h> has no ESHUTDOWN, as on Windows); -EBUSY if @req is not done,
  * -EINVAL if @req is NULL.
  */
 TW_API int tw_request_result(const struct tw_request *req);
@@ -704,7 +706,9 @@ TW_API int tw_get_stats(const struct tw_wheel *w, struct tw_stats *out);
  *
  * For tests and fuzzers. Names the first broken invariant on stderr.
  *
- * Return: 0 if the wheel is sound, -EUCLEAN if not, -EINVAL if @w is NULL.
+ * Return: 0 if the wheel is sound, -EUCLEAN if not (-TW_EUCLEAN where
+ * <errno.h> has no EUCLEAN, as on Windows, macOS and the BSDs), -EINVAL if
+ * @w is NULL.
  */
 TW_API int tw_check(const struct tw_wheel *w);
 
