@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Sum the test logs of the given build dirs into one closing line: meson's
 testlog.json, and where they exist the loaded run's testlog-loaded.json,
-.ci/reliability's reliability.json and .ci/fresh-root's fresh-root.json
+.ci/reliability's reliability.json, .ci/fresh-root's fresh-root.json and
+tests/cross/run's consumer.json
 (one JSON object a line, each with a "result")."""
 import json
 import sys
@@ -19,7 +20,7 @@ for d in sys.argv[1:]:
         print(f"{d}: no test log", file=sys.stderr)
         failed += 1
         continue
-    for extra in ("meson-logs/testlog-loaded.json", "reliability.json", "fresh-root.json"):
+    for extra in ("meson-logs/testlog-loaded.json", "reliability.json", "fresh-root.json", "consumer.json"):
         lines += read(f"{d}/{extra}") or []
     for line in lines:
         result = json.loads(line)["result"]

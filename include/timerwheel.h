@@ -102,6 +102,7 @@
 #ifndef TIMERWHEEL_H
 #define TIMERWHEEL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -111,12 +112,45 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+/*
+ * TW_API marks what the libraries export. They are built with every other
+ * symbol hidden: on ELF through visibility("default") on these, on Windows
+ * (PE/COFF) through __declspec(dllexport) while a DLL of timerwheel is
+ * built (TW_BUILDING_DLL, defined by its build only). A program that uses
+ * a DLL needs nothing: it links the DLL's import library as it would a
+ * static one.
+ */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#ifdef TW_BUILDING_DLL
+#define TW_API __declspec(dllexport)
+#else
 #define TW_API
+#endif
 #elif defined(__GNUC__)
 #define TW_API __attribute__((visibility("default")))
 #else
 #define TW_API
+#endif
+
+/*
+ * Two error numbers the library returns are not in every <errno.h>:
+ * Windows has neither, macOS and the BSDs have no EUCLEAN. Where this
+ * header documents -EUCLEAN or -ESHUTDOWN, the value returned is
+ * -TW_EUCLEAN or -TW_ESHUTDOWN: EUCLEAN and ESHUTDOWN themselves wherever
+ * <errno.h> defines them, as Linux's does. Elsewhere TW_ESHUTDOWN is 4042,
+ * on Windows libuv's UV_ESHUTDOWN negated (uv_strerror() names it), and
+ * TW_EUCLEAN 4117, beyond the numbers the C libraries and libuv use.
+ * Programs meant to be portable compare results with the TW_ names.
+ */
+#if defined(EUCLEAN) && !defined(_WIN32)
+#define TW_EUCLEAN EUCLEAN
+#else
+#define TW_EUCLEAN 4117
+#endif
+#if defined(ESHUTDOWN) && !defined(_WIN32)
+#define TW_ESHUTDOWN ESHUTDOWN
+#else
+#define TW_ESHUTDOWN 4042
 #endif
 
 #define TW_VERSION_MAJOR 0
@@ -143,7 +177,10 @@ struct timespec; /* from <time.h>, for the loop kit's conversions */
  * The library never allocates a timer. Initialise it once with
  * tw_timer_init(); recover the outer struct in the callback with
  * tw_container_of(). Fields whose names start with tw__ are private.
- * Its size is part of the ABI: 40 bytes on 64-bit targets.
+ * Its size is part of the ABI, by data model: 40 bytes on LP64 (64-bit
+ * Linux, macOS, the BSDs) and LLP64 (64-bit Windows); on ILP32 28 bytes
+ * where uint64_t is 4-byte aligned in structs (i386) and 32 where it is
+ * 8-byte aligned (32-bit ARM, Windows on x86).
  */
 struct tw_timer {
 	struct tw_timer *tw__next;
@@ -702,7 +739,8 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
  * tw_request_wait() report, only for the latest post, once applied.
  *
  * Return: 0 when queued, 1 when it replaced a post of @req still queued;
- * -EINVAL if an argument is NULL, -ESHUTDOWN if @w was destroyed, -EBUSY
+ * -EINVAL if an argument is NULL, -ESHUTDOWN if @w was destroyed (-TW_ESHUTDOWN
+ * where <errno.h> has no ESHUTDOWN, as on Windows), -EBUSY
  * if another thread is posting @req at the same instant (one of two racing
  * posts of one request fails; a single poster never sees it).
  */
@@ -761,7 +799,8 @@ TW_API int tw_request_done(const struct tw_request *req);
  * Return: the result of the latest post: tw_mod()'s, tw_mod_range()'s or
  * tw_del()'s return value (1 if the timer was armed, 0 if idle, -EINVAL if
  * it was not initialised or armed on another wheel), -ESHUTDOWN if the
- * wheel was destroyed first; -EBUSY if @req is not done, -EINVAL if @req is
+ * wheel was destroyed first (-TW_ESHUTDOWN where <errno.h> has no
+ * ESHUTDOWN, as on Windows); -EBUSY if @req is not done, -EINVAL if @req is
  * NULL.
  */
 TW_API int tw_request_result(const struct tw_request *req);
@@ -829,7 +868,9 @@ TW_API int tw_get_stats(const struct tw_wheel *w, struct tw_stats *out);
  *
  * For tests and fuzzers. Names the first broken invariant on stderr.
  *
- * Return: 0 if the wheel is sound, -EUCLEAN if not, -EINVAL if @w is NULL.
+ * Return: 0 if the wheel is sound, -EUCLEAN if not (-TW_EUCLEAN where
+ * <errno.h> has no EUCLEAN, as on Windows, macOS and the BSDs), -EINVAL if
+ * @w is NULL.
  */
 TW_API int tw_check(const struct tw_wheel *w);
 

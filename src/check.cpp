@@ -20,7 +20,7 @@ int broken(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	return -EUCLEAN;
+	return -TW_EUCLEAN;
 }
 
 // Links, owner and init magic: what every armed timer has, wherever it is.

@@ -9,6 +9,7 @@
 #ifndef TW_DEBUG_HPP
 #define TW_DEBUG_HPP
 
+#include "compiler.hpp"
 #include "timerwheel.h"
 
 #ifndef TW_DEBUG_CHECKS
@@ -32,11 +33,11 @@ void require_live(const tw_wheel *w, const char *fn);
 bool id_live(uint32_t id);
 
 // Print "timerwheel: fn: ..." and carry on (the call returns its error).
-void warn(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void warn(const char *fn, const char *fmt, ...) TW_PRINTF(2, 3);
 
 // Print "timerwheel: fn: ..." and abort: misuse whose behaviour a release
 // build leaves undefined.
-[[noreturn]] void misuse(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+[[noreturn]] void misuse(const char *fn, const char *fmt, ...) TW_PRINTF(2, 3);
 
 } // namespace tw::debug
 #endif

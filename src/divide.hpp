@@ -33,54 +33,49 @@
 //   + 1 - 2^64, and the shift 65 + L. The 65-bit product is formed without
 //   overflow as q = (n * m') >> 64, then ((n - q) / 2 + q) >> L.
 //
-// A power of two is a shift. tests/test_divide.cpp checks quotient()
-// against the divide instruction on the edges and on random numbers.
+// The 128-bit steps are compiler.hpp's mulhi64() and div128by64(), which
+// 32-bit targets build from 64-bit halves. A power of two is a shift.
+// tests/test_divide.cpp checks quotient() against the divide instruction
+// on the edges and on random numbers.
 #ifndef TW_DIVIDE_HPP
 #define TW_DIVIDE_HPP
 
 #include <stdint.h>
 
-namespace tw {
+#include "compiler.hpp"
 
-#ifdef __SIZEOF_INT128__
-__extension__ typedef unsigned __int128 u128; // GCC and Clang on 64-bit targets
-#endif
+namespace tw {
 
 // Built by divider::by(d) (create() does it once); plain data, as the
 // wheel that holds it is.
 struct divider {
-	enum kind : uint8_t { pow2, mul, mul_add, div_insn };
-	uint64_t magic; // the divisor itself for div_insn
+	enum kind : uint8_t { pow2, mul, mul_add };
+	uint64_t magic;
 	uint8_t pre;    // mul: the numerator's shift before the product (z above)
 	uint8_t shift;
 	kind how;
 
 	static divider by(uint64_t d)
 	{
-		unsigned log2 = 63u - static_cast<unsigned>(__builtin_clzll(d));
+		unsigned log2 = 63u - clz64(d);
 		divider v = { d, 0, static_cast<uint8_t>(log2), pow2 };
 		if ((d & (d - 1)) == 0)
 			return v;
-#ifndef __SIZEOF_INT128__
-		v.how = div_insn; // no 128-bit product: the divide instruction
-		return v;
-#else
 		if (!(d & 1)) {
-			unsigned z = static_cast<unsigned>(__builtin_ctzll(d));
+			unsigned z = ctz64(d);
 			divider odd = by(d >> z); // not a power of two either
 			if (odd.how == mul_add) {
 				// 2^(64+L') / d' + 1, which fits (d' > 2^L').
-				u128 num = static_cast<u128>(uint64_t{1} << odd.shift) << 64;
-				odd.magic = static_cast<uint64_t>(num / (d >> z)) + 1;
+				uint64_t rem;
+				odd.magic = div128by64(uint64_t{1} << odd.shift, 0, d >> z, &rem) + 1;
 				odd.how = mul;
 			}
 			odd.pre = static_cast<uint8_t>(odd.pre + z);
 			return odd;
 		}
 		// 2^(64+L) / d: the high word 2^L, the low word 0.
-		u128 num = static_cast<u128>(uint64_t{1} << log2) << 64;
-		uint64_t m = static_cast<uint64_t>(num / d);
-		uint64_t rem = static_cast<uint64_t>(num % d);
+		uint64_t rem;
+		uint64_t m = div128by64(uint64_t{1} << log2, 0, d, &rem);
 		if (d - rem < (uint64_t{1} << log2)) {
 			v.how = mul;
 			v.magic = m + 1;
@@ -94,21 +89,16 @@ struct divider {
 		v.how = mul_add;
 		v.magic = m + 1;
 		return v;
-#endif
 	}
 
 	uint64_t quotient(uint64_t n) const
 	{
 		if (how == pow2)
 			return n >> shift;
-#ifndef __SIZEOF_INT128__
-		return n / magic;
-#else
 		if (how == mul)
-			return static_cast<uint64_t>((static_cast<u128>(n >> pre) * magic) >> 64) >> shift;
-		uint64_t q = static_cast<uint64_t>((static_cast<u128>(n) * magic) >> 64);
+			return mulhi64(n >> pre, magic) >> shift;
+		uint64_t q = mulhi64(n, magic);
 		return (((n - q) >> 1) + q) >> shift;
-#endif
 	}
 };
 

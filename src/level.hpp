@@ -36,12 +36,14 @@
 
 #include <stdint.h>
 
+#include "compiler.hpp"
+
 namespace tw {
 
 // Index of the most significant set bit; x must not be 0.
-inline unsigned msb64(uint64_t x) { return 63u - static_cast<unsigned>(__builtin_clzll(x)); }
+inline unsigned msb64(uint64_t x) { return 63u - clz64(x); }
 
-inline unsigned lsb64(uint64_t x) { return static_cast<unsigned>(__builtin_ctzll(x)); }
+inline unsigned lsb64(uint64_t x) { return ctz64(x); }
 
 // Bits needed to write x (at least 1).
 inline unsigned bit_width(uint64_t x) { return x ? msb64(x) + 1u : 1u; }

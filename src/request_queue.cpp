@@ -54,7 +54,7 @@ inline void request_queue::push(tw_request *r)
 int request_queue::post(tw_wheel *w, tw_request *r, const request_payload &p)
 {
 	if (__atomic_load_n(&refusing_, __ATOMIC_ACQUIRE))
-		return -ESHUTDOWN;
+		return -TW_ESHUTDOWN;
 	bool replaced;
 	if (!claim(r, &replaced))
 		return -EBUSY;

@@ -25,13 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler.hpp"
 #include "ids.hpp"
 #include "level.hpp"
 
 // The few steps of tw_add/tw_mod/tw_del that other paths share, inlined
 // into them: a call each would cost as much as the step.
-#define TW_HOT_INLINE inline __attribute__((always_inline))
-#define TW_HOT_LAMBDA __attribute__((always_inline))
+#define TW_HOT_INLINE inline TW_ALWAYS_INLINE
+#define TW_HOT_LAMBDA TW_ALWAYS_INLINE
 
 using tw::tail_list;
 
@@ -40,8 +41,8 @@ namespace {
 // a + b * n, or UINT64_MAX if that does not fit.
 uint64_t add_periods(uint64_t a, uint64_t b, uint64_t n)
 {
-	uint64_t product, sum;
-	if (__builtin_mul_overflow(b, n, &product) || __builtin_add_overflow(a, product, &sum))
+	uint64_t sum;
+	if (!tw::mul_add_fits(b, n, a, &sum))
 		return UINT64_MAX;
 	return sum;
 }
@@ -415,7 +416,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 
 // Every other tw_mod(): an idle timer, an earlier or windowed re-arm, one
 // that is due, and the refusals.
-__attribute__((noinline)) int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
+TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (destroyed)
 		return -EINVAL;
@@ -494,7 +495,7 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 			tw_timer *t = chains[i];
 			tw_timer *next = t->tw__next;
 			if (next) {
-				__builtin_prefetch(next, 1);
+				tw::prefetch_for_write(next);
 				chains[i++] = next;
 			} else {
 				chains[i] = chains[--active];
@@ -581,7 +582,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 // that advances on every event makes many times between two wake-ups,
 // would otherwise walk the same slot each time another window in it
 // opened, all its timers for a few of them.
-__attribute__((noinline)) void tw_wheel::fire_open_windows()
+TW_NOINLINE void tw_wheel::fire_open_windows()
 {
 	if (now_tick >= last_tick)
 		return;
@@ -705,7 +706,7 @@ int tw_wheel::advance(uint64_t now)
 	return end_advance(0);
 }
 
-__attribute__((noinline)) int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
+TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
 {
 	if (requests_pending())
 		drain();

@@ -12,7 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __cplusplus /* CMocka's header has no extern "C" of its own */
+extern "C" {
 #include <cmocka.h>
+}
+#else
+#include <cmocka.h>
+#endif
 
 #include <timerwheel.h>
 

@@ -9,7 +9,74 @@
 
 #include <stdint.h>
 
+#if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 tw_model_u128;
+#elif defined(__cplusplus)
+/*
+ * 32-bit targets have no 128-bit integer: the same arithmetic on two 64-bit
+ * halves (schoolbook products, long division), written here and nowhere in
+ * the library. Where the C compiler lacks __int128 the C tests that use
+ * this header are built as C++ (tests/meson.build).
+ */
+struct tw_model_u128 {
+	uint64_t hi, lo;
+	tw_model_u128(uint64_t v = 0) : hi(0), lo(v) {}
+	tw_model_u128(uint64_t h, uint64_t l) : hi(h), lo(l) {}
+	explicit operator uint64_t() const { return lo; }
+	friend bool operator<(tw_model_u128 a, tw_model_u128 b) { return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo; }
+	friend bool operator>(tw_model_u128 a, tw_model_u128 b) { return b < a; }
+	friend bool operator<=(tw_model_u128 a, tw_model_u128 b) { return !(b < a); }
+	friend bool operator>=(tw_model_u128 a, tw_model_u128 b) { return !(a < b); }
+	friend bool operator==(tw_model_u128 a, tw_model_u128 b) { return a.hi == b.hi && a.lo == b.lo; }
+	friend bool operator!=(tw_model_u128 a, tw_model_u128 b) { return !(a == b); }
+	friend tw_model_u128 operator+(tw_model_u128 a, tw_model_u128 b)
+	{
+		uint64_t lo = a.lo + b.lo;
+		return tw_model_u128(a.hi + b.hi + (lo < a.lo), lo);
+	}
+	friend tw_model_u128 operator-(tw_model_u128 a, tw_model_u128 b)
+	{
+		return tw_model_u128(a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo);
+	}
+	friend tw_model_u128 operator*(tw_model_u128 a, tw_model_u128 b)
+	{
+		/* a.lo * b.lo in 32-bit digits, the cross terms into the high half. */
+		uint64_t x[2] = { a.lo & 0xffffffffu, a.lo >> 32 }, y[2] = { b.lo & 0xffffffffu, b.lo >> 32 };
+		uint64_t d0 = x[0] * y[0], d1 = x[1] * y[0], d2 = x[0] * y[1], d3 = x[1] * y[1];
+		uint64_t mid = (d0 >> 32) + (d1 & 0xffffffffu) + (d2 & 0xffffffffu);
+		uint64_t lo = (mid << 32) | (d0 & 0xffffffffu);
+		uint64_t hi = d3 + (d1 >> 32) + (d2 >> 32) + (mid >> 32);
+		return tw_model_u128(hi + a.hi * b.lo + a.lo * b.hi, lo);
+	}
+	friend tw_model_u128 operator<<(tw_model_u128 a, int k)
+	{
+		if (k == 0)
+			return a;
+		if (k >= 64)
+			return tw_model_u128(a.lo << (k - 64), 0);
+		return tw_model_u128((a.hi << k) | (a.lo >> (64 - k)), a.lo << k);
+	}
+	friend tw_model_u128 operator/(tw_model_u128 a, tw_model_u128 b)
+	{
+		if (a.hi == 0 && b.hi == 0)
+			return tw_model_u128(a.lo / b.lo);
+		tw_model_u128 q, r;
+		for (int i = 127; i >= 0; i--) {
+			r = r << 1;
+			r.lo |= (i >= 64 ? a.hi >> (i - 64) : a.lo >> i) & 1;
+			if (r >= b) {
+				r = r - b;
+				if (i >= 64)
+					q.hi |= uint64_t{1} << (i - 64);
+				else
+					q.lo |= uint64_t{1} << i;
+			}
+		}
+		return q;
+	}
+	tw_model_u128 &operator*=(tw_model_u128 b) { return *this = *this * b; }
+};
+#endif
 
 static inline uint64_t tw_model_saturate(tw_model_u128 x)
 {

@@ -180,17 +180,17 @@ static void test_check_catches_corruption(void **state)
 
 	uint16_t where = a.tw__where;
 	a.tw__where = b.tw__where;
-	assert_int_equal(tw_check(w), -EUCLEAN);
+	assert_int_equal(tw_check(w), -TW_EUCLEAN);
 	a.tw__where = where;
 
 	uint64_t expires = b.expires;
 	b.expires = 1;
-	assert_int_equal(tw_check(w), -EUCLEAN);
+	assert_int_equal(tw_check(w), -TW_EUCLEAN);
 	b.expires = expires;
 
 	struct tw_timer *next = a.tw__next;
 	a.tw__next = &a;
-	assert_int_equal(tw_check(w), -EUCLEAN);
+	assert_int_equal(tw_check(w), -TW_EUCLEAN);
 	a.tw__next = next;
 
 	assert_wheel_sound(w);

@@ -23,8 +23,13 @@
 #define _GNU_SOURCE /* pthread_tryjoin_np */
 #include <pthread.h>
 #include <sched.h>
+#ifndef _WIN32
 #include <sys/resource.h>
+#endif
 #include <time.h>
+#ifdef _WIN32
+#define pthread_tryjoin_np _pthread_tryjoin /* winpthreads' name */
+#endif
 
 #include "common.h"
 
@@ -98,7 +103,7 @@ static void settle(struct producer *p, struct rtimer *r)
 {
 	int res = tw_request_result(&r->req);
 
-	if (res == -ESHUTDOWN)
+	if (res == -TW_ESHUTDOWN)
 		return;
 	if (res != 0 && res != 1)
 		fail_in(p, "a request failed");
@@ -182,7 +187,7 @@ static void *produce(void *arg)
 			__atomic_store_n(&p->quiet_cancels, p->quiet_cancels + 1, __ATOMIC_RELAXED);
 		}
 		rc = post_random(p, r, x, 3, 0);
-		if (rc == -ESHUTDOWN) {
+		if (rc == -TW_ESHUTDOWN) {
 			p->refused++;
 			r->last_op = 0;
 			break;
@@ -528,7 +533,7 @@ static void test_destroy_in_callback_completes_after(void **state)
 	assert_int_equal(tw_advance(destroy_wheel, 1000000), 1); /* frees the wheel on return */
 	assert_false(done_inside);
 	assert_true(tw_request_done(&destroy_req));
-	assert_int_equal(tw_request_result(&destroy_req), -ESHUTDOWN);
+	assert_int_equal(tw_request_result(&destroy_req), -TW_ESHUTDOWN);
 }
 
 /* The callback of the unit tests' timers, which are no struct rtimer. */

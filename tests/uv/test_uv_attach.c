@@ -219,7 +219,7 @@ static void test_close_settles_requests(void **state)
 	post_from_thread(&p);
 	close_and_run(&loop, &h);
 	assert_true(tw_request_done(&p.req));
-	assert_int_equal(tw_request_result(&p.req), -ESHUTDOWN);
+	assert_int_equal(tw_request_result(&p.req), -TW_ESHUTDOWN);
 	assert_false(tw_pending(&s.t));
 	assert_int_equal(uv_loop_close(&loop), 0);
 }

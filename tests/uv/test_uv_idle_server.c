@@ -259,11 +259,23 @@ static size_t connections_allowed(void)
 
 static int start_server(void)
 {
-	char idle[16], line[128];
-	char *argv[] = { (char *)s.server_path, idle, NULL };
+	char idle[16], line[128], wrapper[256] = "";
+	char *argv[16];
+	size_t argc = 0;
 	posix_spawn_file_actions_t fa;
 	int fds[2];
 
+	/* A cross build runs the server as Meson runs this test: through its
+	 * exe_wrapper (qemu-user), whose words Meson passes in the variable. */
+	const char *w = getenv("MESON_EXE_WRAPPER");
+	if (w && *w) {
+		snprintf(wrapper, sizeof(wrapper), "%s", w);
+		for (char *word = strtok(wrapper, " "); word && argc < 12; word = strtok(NULL, " "))
+			argv[argc++] = word;
+	}
+	argv[argc++] = (char *)s.server_path;
+	argv[argc++] = idle;
+	argv[argc] = NULL;
 	snprintf(idle, sizeof(idle), "%u", IDLE_MS);
 	if (pipe(fds) != 0)
 		return -1;
@@ -271,7 +283,7 @@ static int start_server(void)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
 	posix_spawn_file_actions_addclose(&fa, fds[1]);
-	if (posix_spawn(&s.pid, s.server_path, &fa, NULL, argv, environ) != 0) {
+	if (posix_spawnp(&s.pid, argv[0], &fa, NULL, argv, environ) != 0) {
 		s.pid = 0;
 		return -1;
 	}

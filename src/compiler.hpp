@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+//
+// The compiler builtins the core relies on, each behind a small function:
+// GCC and Clang (MinGW included) get their builtins, MSVC its intrinsics,
+// anything else the portable version in tw::portable, which every build
+// compiles so that tests/test_compiler.cpp checks it against the builtins.
+// Callers never spell a builtin themselves.
+//
+// The core's atomics are GCC's __atomic builtins, which GCC and Clang
+// (clang-cl too) provide on every target; MSVC proper would need them
+// mapped onto its _Interlocked intrinsics.
+#ifndef TW_COMPILER_HPP
+#define TW_COMPILER_HPP
+
+#include <stdint.h>
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+#define TW_MSVC 1
+#endif
+
+// printf's checks: MinGW's "printf" means Microsoft's old dialect, without
+// %zu; the build selects MinGW's C99 printf (__USE_MINGW_ANSI_STDIO).
+#if defined(__MINGW32__)
+#define TW_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define TW_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#elif !defined(TW_PRINTF)
+#define TW_PRINTF(fmt, args)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TW_ALWAYS_INLINE __attribute__((always_inline))
+#define TW_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define TW_ALWAYS_INLINE __forceinline
+#define TW_NOINLINE __declspec(noinline)
+#else
+#define TW_ALWAYS_INLINE
+#define TW_NOINLINE
+#endif
+
+namespace tw {
+
+namespace portable {
+
+inline unsigned clz64(uint64_t x)
+{
+	unsigned n = 0;
+	for (unsigned step = 32; step; step >>= 1)
+		if (!(x >> (64 - step))) {
+			n += step;
+			x <<= step;
+		}
+	return n;
+}
+
+inline unsigned ctz64(uint64_t x) { return 63u - clz64(x & (~x + 1)); } // the lowest set bit alone
+
+inline unsigned popcount64(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555u);
+	x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+	return static_cast<unsigned>((x * 0x0101010101010101u) >> 56);
+}
+
+// Four 32-bit products: far cheaper on a 32-bit target than the library
+// call that a 64-bit division is there.
+inline uint64_t mulhi64(uint64_t a, uint64_t b)
+{
+	uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32, b_lo = b & 0xffffffffu, b_hi = b >> 32;
+	uint64_t lo_lo = a_lo * b_lo, hi_lo = a_hi * b_lo, lo_hi = a_lo * b_hi, hi_hi = a_hi * b_hi;
+	uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi; // cannot overflow
+	return hi_hi + (hi_lo >> 32) + (cross >> 32);
+}
+
+// Long division a bit at a time: only wheel creation divides this way.
+inline uint64_t div128by64(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem)
+{
+	uint64_t q = 0;
+	for (int i = 0; i < 64; i++) {
+		bool carry = hi >> 63; // the running remainder is 65 bits for a moment
+		hi = (hi << 1) | (lo >> 63);
+		lo <<= 1;
+		q <<= 1;
+		if (carry || hi >= d) {
+			hi -= d;
+			q |= 1;
+		}
+	}
+	*rem = hi;
+	return q;
+}
+
+inline bool mul_add_fits(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
+{
+	if (a != 0 && b > UINT64_MAX / a)
+		return false;
+	uint64_t product = a * b;
+	if (c > UINT64_MAX - product)
+		return false;
+	*out = c + product;
+	return true;
+}
+
+} // namespace portable
+
+// Leading zero bits of x; x must not be 0.
+inline unsigned clz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	return static_cast<unsigned>(__builtin_clzll(x));
+#elif defined(TW_MSVC) && (defined(_M_X64) || defined(_M_ARM64))
+	unsigned long i;
+	_BitScanReverse64(&i, x);
+	return 63u - static_cast<unsigned>(i);
+#else
+	return portable::clz64(x);
+#endif
+}
+
+// Trailing zero bits of x; x must not be 0.
+inline unsigned ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	return static_cast<unsigned>(__builtin_ctzll(x));
+#elif defined(TW_MSVC) && (defined(_M_X64) || defined(_M_ARM64))
+	unsigned long i;
+	_BitScanForward64(&i, x);
+	return static_cast<unsigned>(i);
+#else
+	return portable::ctz64(x);
+#endif
+}
+
+inline unsigned popcount64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	return static_cast<unsigned>(__builtin_popcountll(x));
+#elif defined(TW_MSVC) && defined(_M_X64)
+	return static_cast<unsigned>(__popcnt64(x));
+#else
+	return portable::popcount64(x);
+#endif
+}
+
+// The high 64 bits of the 128-bit product a * b.
+inline uint64_t mulhi64(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__)
+	__extension__ typedef unsigned __int128 u128;
+	return static_cast<uint64_t>((static_cast<u128>(a) * b) >> 64);
+#elif defined(TW_MSVC) && (defined(_M_X64) || defined(_M_ARM64))
+	return __umulh(a, b);
+#else
+	return portable::mulhi64(a, b); // 32-bit targets: i386, 32-bit ARM
+#endif
+}
+
+// (hi * 2^64 + lo) / d, and the remainder in *rem; hi must be below d (the
+// quotient fits in 64 bits).
+inline uint64_t div128by64(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem)
+{
+#if defined(__SIZEOF_INT128__)
+	__extension__ typedef unsigned __int128 u128;
+	u128 n = (static_cast<u128>(hi) << 64) | lo;
+	*rem = static_cast<uint64_t>(n % d);
+	return static_cast<uint64_t>(n / d);
+#elif defined(TW_MSVC) && defined(_M_X64) && _MSC_VER >= 1920
+	unsigned __int64 r;
+	uint64_t q = _udiv128(hi, lo, d, &r);
+	*rem = r;
+	return q;
+#else
+	return portable::div128by64(hi, lo, d, rem);
+#endif
+}
+
+// a * b + c in *out, or false (and *out unchanged) if it does not fit in 64
+// bits.
+inline bool mul_add_fits(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	uint64_t product, sum;
+	if (__builtin_mul_overflow(a, b, &product) || __builtin_add_overflow(c, product, &sum))
+		return false;
+	*out = sum;
+	return true;
+#else
+	return portable::mul_add_fits(a, b, c, out);
+#endif
+}
+
+// Start loading the line at p, to be written; a hint only.
+inline void prefetch_for_write(const void *p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(p, 1);
+#elif defined(TW_MSVC) && (defined(_M_X64) || defined(_M_IX86))
+	_mm_prefetch(static_cast<const char *>(p), _MM_HINT_T0);
+#else
+	(void)p;
+#endif
+}
+
+} // namespace tw
+
+#endif
