@@ -113,20 +113,20 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 			if (tick <= w->now_tick)
 				return broken("stay: timer %p (tick %llu) is in the wheel at clock tick %llu: missed",
 					      (const void *)t, (unsigned long long)tick, (unsigned long long)w->now_tick);
-			if (start > tick)
-				return broken("stay: timer %p (tick %llu) is in level %u slot %u, which comes due at "
-					      "tick %llu: too late",
-					      (const void *)t, (unsigned long long)tick, level, slot,
-					      (unsigned long long)start);
+			if (!w->stays(index, exp_tick, tick, align))
+				return broken("stay: timer %p (expiry tick %llu, tick %llu, alignment %u) is in level %u "
+					      "slot %u, which comes due at tick %llu: too late, or as its window opens and "
+					      "not the slot of its tick",
+					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)tick, align,
+					      level, slot, (unsigned long long)start);
 			if (exp_tick <= w->woke_tick)
 				return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick "
 					      "%llu: its window opened and it did not fire",
 					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)w->woke_tick);
-			if (align && (align > w->widest || (start > exp_tick && w->calc_wheel_index(tick) != index)))
-				return broken("window: timer %p (expiry tick %llu, tick %llu, alignment %u, widest %u) is "
-					      "in level %u slot %u, neither the slot of its tick nor one due by its expiry",
-					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)tick, align,
-					      w->widest, level, slot);
+			if (align > w->widest)
+				return broken("window: timer %p has alignment %u, wider than widest %u: a wake-up's "
+					      "search would not look for it",
+					      (const void *)t, align, w->widest);
 			pprev = &t->tw__next;
 			++*count;
 		}

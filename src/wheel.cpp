@@ -261,7 +261,8 @@ uint64_t tw_wheel::next_firing_tick() const
 
 uint64_t tw_wheel::next_expiry() const
 {
-	if (due.first)
+	// From a callback, the timers of this advance still to run are due too.
+	if (due.first || ready)
 		return now_ns;
 	uint64_t tick = next_firing_tick();
 	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
@@ -398,19 +399,17 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 	return 0;
 }
 
-// The stay rule (wheel.hpp): an exact timer may stay in any slot that comes
+// The stay rule (stays()): an exact timer may stay in any slot that comes
 // due no later than its new tick, and then the slot places it again. So the
 // common re-arm, a connection timeout pushed later on every read, only
-// stores the new expiry (the old tick was served, and a later one is too)
-// and touches no neighbour in the lists, which at scale are cache misses.
-// It is tested here, ahead of everything else, so that it costs its tests
-// and two stores: the rest of the work, in remod(), needs registers that a
-// function saves on entry and restores on exit, which in one function cost
-// this path 22 of its 51 instructions (tests/bench/profile, W4).
+// stores the new expiry (stays_later()) and touches no neighbour in the
+// lists, which at scale are cache misses. It is tested here, ahead of
+// everything else, so that it costs its tests and two stores: the rest of
+// the work, in remod(), needs registers that a function saves on entry and
+// restores on exit, which this path would pay for too.
 int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (in_slot(t) && t->tw__owner == id && !destroyed && expires > now_ns && !slack && !tw::align_of(t) &&
-	    expires >= t->expires) {
+	if (in_slot(t) && t->tw__owner == id && !destroyed && expires > now_ns && stays_later(t, expires, slack)) {
 		t->expires = expires;
 		stats.armed++;
 		return 1;
@@ -433,19 +432,15 @@ __attribute__((noinline)) int tw_wheel::remod(tw_timer *t, uint64_t expires, uin
 	if (t->tw__owner != id)
 		return -EINVAL;
 
-	// An exact timer re-armed earlier stays while its slot comes due by
-	// the new tick. A timer with a window may stay where a wake-up's
-	// search would find it once its window has opened (the window rule):
-	// in the slot of its new tick, or in one that comes due before its
-	// window opens. An expiry at or before now is due in the next
-	// advance, which a slot a tick away would not serve.
+	// A timer stays where the stay rule lets it. An expiry at or before
+	// now is due in the next advance, which a slot a tick away would not
+	// serve.
 	if (in_slot(t) && expires > now_ns) {
 		size_t index = index_of(t);
 		uint64_t exp_tick = tick_of_expiry(expires);
 		unsigned align = window_align(t, exp_tick, slack);
 		uint64_t tick = fire_tick(exp_tick, align);
-		uint64_t start = slot_start(index);
-		if (align ? start <= exp_tick || calc_wheel_index(tick) == index : start <= tick) {
+		if (stays(index, exp_tick, tick, align)) {
 			t->expires = expires;
 			set_window(t, align);
 			stats.armed++;
@@ -575,8 +570,10 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 // that tick, so the tick is the first multiple of 2^align after the clock:
 // no other multiple lies between them, or two would, and one would be
 // coarser. (A periodic timer's tick is the first multiple of 2^align at or
-// after its expiry's tick, so the first after the clock too; one that would
-// lie past the last tick was moved to the last tick.) So the search looks in one slot
+// after its expiry's tick, so the first after the clock too; one whose
+// multiple lies past the last tick took the coarsest tick up to the last,
+// a multiple of a smaller power of two, which the search reaches first.)
+// So the search looks in one slot
 // per alignment in use, the slot of that tick (the window rule), and walks
 // it only if the slot's bound on expiry ticks says that a window in it has
 // opened. A walk leaves that bound exact, so the next wake-up walks the
@@ -592,10 +589,8 @@ __attribute__((noinline)) void tw_wheel::fire_open_windows()
 		return;
 	for (unsigned align = 1; align <= widest; align++) {
 		uint64_t mask = (uint64_t{1} << align) - 1;
-		if ((now_tick | mask) >= last_tick) {
-			take_opened(calc_wheel_index(last_tick));
-			return;
-		}
+		if ((now_tick | mask) >= last_tick)
+			return; // no multiple of 2^align, nor of any larger power, is left
 		take_opened(calc_wheel_index((now_tick | mask) + 1));
 	}
 }
@@ -658,10 +653,14 @@ int tw_wheel::run_expired_timers()
 			tw_periodic *p = tw_container_of(t, tw_periodic, timer);
 			// Its alignment stands for its window: 2^align - 1 ticks
 			// give the same one back (window_align()).
+			// Without a later time it keeps the expiry it was armed with.
+			uint64_t armed_at = t->expires;
 			if (p->period) {
 				tw__forward(t, now_ns, p->period);
 				if (t->expires > now_ns)
 					arm(t, t->expires, (uint64_t{1} << tw::align_of(t)) - 1);
+				else
+					t->expires = armed_at;
 			}
 		}
 		stats.fired++;

@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "debug.hpp"
 #include "divide.hpp"
+#include "level.hpp"
 #include "list.hpp"
 #include "timerwheel.h"
 
@@ -235,6 +237,8 @@ struct tw_wheel {
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
+	bool stays(size_t index, uint64_t exp_tick, uint64_t tick, unsigned align) const;
+	bool stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const;
 
 private:
 	void idle_all_timers();
@@ -260,14 +264,50 @@ private:
 
 // The tick a timer fires at if no advance comes earlier: its expiry's tick
 // rounded up to a multiple of 2^align (the expiry's tick itself for an
-// exact timer), or the last tick if that multiple lies beyond it.
-// window_align() picks align so that this lies inside the window.
+// exact timer), or if that multiple lies beyond the last tick, the coarsest
+// tick from the expiry's to the last. window_align() picks align so that
+// this lies inside the window.
 inline uint64_t tw_wheel::fire_tick(uint64_t exp_tick, unsigned align) const
 {
 	uint64_t mask = (uint64_t{1} << align) - 1;
 	if (!(exp_tick & mask))
 		return exp_tick;
-	return (exp_tick | mask) >= last_tick ? last_tick : (exp_tick | mask) + 1;
+	if ((exp_tick | mask) < last_tick)
+		return (exp_tick | mask) + 1;
+	// Only a periodic timer's boundary can lie past the last tick (a
+	// one-shot's alignment comes from a window that ends by it). It takes
+	// the coarsest tick from its expiry's to the last, as a one-shot
+	// timer would: the bucket of any other tick there could come due
+	// inside its window, and fire it from a cascade at a tick that no
+	// bound announced.
+	return last_tick & ~((uint64_t{1} << tw::msb64((exp_tick - 1) ^ last_tick)) - 1);
+}
+
+// The stay rule (see the list of invariants), written once: may a timer
+// whose expiry's tick is exp_tick, firing at `tick` with alignment `align`,
+// be in bucket `index`? tw_mod() leaves it there if so, and tw_check()
+// requires it. The bucket must come due no later than the tick, and then
+// places it again; a timer with a window must also be found by a wake-up's
+// search once its window has opened (the window rule): in the bucket of
+// its tick, or in one that comes due before its window opens. A bucket that
+// comes due as the window opens would fire it from the cascade, before its
+// tick and before the next expiry that the bucket's bound announced.
+inline bool tw_wheel::stays(size_t index, uint64_t exp_tick, uint64_t tick, unsigned align) const
+{
+	uint64_t start = slot_start(index);
+	if (!align)
+		return start <= tick;
+	return start < exp_tick || calc_wheel_index(tick) == index;
+}
+
+// The stay rule for tw_mod()'s common re-arm, which computes nothing: an
+// exact timer re-armed later, still exact, stays, because its bucket came
+// due by its old tick (the rule held) and so comes due by the later one.
+inline bool tw_wheel::stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const
+{
+	bool later = !slack && !tw::align_of(t) && expires >= t->expires;
+	TW_ASSERT(!later || stays(index_of(t), tick_of_expiry(expires), tick_of_expiry(expires), 0), "stay");
+	return later;
 }
 
 // tw_forward() without the argument checks: t idle, period > 0.
