@@ -12,9 +12,13 @@
 // that each fires inside its window, that all whose window has closed
 // fired, that a wake-up (an advance that reaches tw_next_expiry()) fired
 // every timer whose window has opened, that the firings of an advance can
-// be given nondecreasing ticks in their windows, and that tw_next_expiry()
-// never lies past the end of the earliest window. For exact timers, window
-// and tick are one: exactly the timers the model says fire.
+// be given nondecreasing ticks in their windows, that tw_next_expiry()
+// never lies past the end of the earliest window, and that an advance short
+// of tw_next_expiry() fires nothing (it is never later than the earliest
+// firing). For exact timers, window and tick are one: exactly the timers the
+// model says fire. Re-arms go anywhere, and also near the timer's own
+// expiry, earlier or later, into windows or out of them: the moves that
+// tw_mod() may make without moving the timer.
 //
 // Usage: test_diff [operations [check_every]]  (default 1000000 1, or
 // TW_DIFF_OPS operations, which valgrind runs use); the soak runs 10^8 or
@@ -56,8 +60,10 @@ struct model {
 	tw_wheel *w;
 	uint64_t tick;
 	uint64_t slack; // the wheel's default
+	unsigned slot_bits;
 	uint64_t now;
 	uint64_t limit; // the clock's tick in the advance under way
+	bool wake_up;   // the advance under way reaches tw_next_expiry()
 	slot timers[N];
 	// key: the tick at which the model says the timer fires; timers armed
 	// already expired use key 0, "the next advance".
@@ -158,6 +164,25 @@ uint64_t random_expiry()
 	}
 }
 
+// A re-arm near the timer's own expiry (if armed), earlier or later by up
+// to a few ticks or a few levels' spans.
+uint64_t nearby_expiry(const slot &s)
+{
+	if (!s.armed)
+		return random_expiry();
+	uint64_t r = test_rand(M.rng);
+	uint64_t scale = M.tick > UINT64_MAX >> (r % 32) ? UINT64_MAX : M.tick << (r % 32);
+	uint64_t d = test_rand(M.rng) % scale;
+	uint64_t e = r >> 8 & 1 ? (s.expires > d ? s.expires - d : 0) : saturating_add(s.expires, d);
+	// Often on a boundary of 2^k ticks, where a bucket of some level
+	// starts: a window that opens there opens at that bucket's cascade.
+	if (r >> 9 & 1) {
+		unsigned k = M.slot_bits * (1 + (r >> 10) % 4);
+		uint64_t grid = M.tick > UINT64_MAX >> k ? M.tick : M.tick << k;
+		e = e / grid * grid;
+	}
+	return e;
+}
 
 void on_fire(tw_timer *t)
 {
@@ -165,6 +190,9 @@ void on_fire(tw_timer *t)
 	assert_true(M.in_advance);
 	assert_true(s.armed);
 	assert_true(s.pos->first <= M.limit); // its window has opened
+	if (!M.wake_up)
+		fail_msg("timer %d (expires %llu, slack %llu) fired in an advance to %llu, short of tw_next_expiry()", s.id,
+			 (unsigned long long)s.expires, (unsigned long long)s.slack, (unsigned long long)M.now);
 	M.expected[s.id] = 0;
 	M.fired_total++;
 	assert_true(t->expires <= M.now || s.p.period);
@@ -236,6 +264,7 @@ void do_advance(uint64_t to)
 		return;
 	}
 	bool wake_up = to >= tw_next_expiry(M.w); // checked against the windows after each advance
+	M.wake_up = wake_up;
 	M.now = to;
 	M.limit = now_tick(to, M.tick);
 	size_t expect = 0; // windows opened: at most these fire
@@ -288,8 +317,8 @@ uint64_t random_step()
 	case 6:
 		step = test_rand(M.rng) % (M.tick << 12);
 		break;
-	case 7: // a huge jump
-		step = test_rand(M.rng) >> (r % 64);
+	case 7: // a huge jump, now and then to the end of time
+		step = test_rand(M.rng) >> (r % 8 ? 8 + r % 56 : r % 64);
 		break;
 	case 8: // backwards: a no-op
 		return M.now ? M.now - 1 - test_rand(M.rng) % M.now : 0;
@@ -305,6 +334,7 @@ void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
 	tw_config cfg = { g.tick, g.slot_bits, g.slack };
 	M.tick = g.tick;
 	M.slack = g.slack;
+	M.slot_bits = g.slot_bits;
 	M.now = test_rand(rng) >> (test_rand(rng) % 64);
 	M.rng = rng;
 	M.armed.clear();
@@ -339,7 +369,7 @@ void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
 					model_arm(s, e, slack);
 			}
 		} else if (r < 50) {
-			uint64_t e = random_expiry();
+			uint64_t e = r % 2 ? nearby_expiry(s) : random_expiry();
 			if (r < 43) {
 				assert_int_equal(tw_mod(M.w, &s.p.timer, e), s.armed ? 1 : 0);
 				model_disarm(s);
@@ -380,8 +410,11 @@ void test_differential(void **)
 {
 	uint64_t rng = test_seed();
 	const size_t ngeo = sizeof(geometries) / sizeof(geometries[0]);
-	for (size_t g = 0; g < ngeo; g++)
-		run(geometries[g], total_ops / ngeo, check_every, &rng);
+	// Short runs, each on a new wheel at a random time: a run's huge jumps
+	// soon take its clock to the end of time, where every expiry is past.
+	const uint64_t epoch = 4096;
+	for (uint64_t done = 0, g = 0; done < total_ops; done += epoch, g = (g + 1) % ngeo)
+		run(geometries[g], total_ops - done < epoch ? total_ops - done : epoch, check_every, &rng);
 	fprintf(stderr, "# %llu operations, %llu timers fired, against the model: no divergence\n",
 		(unsigned long long)total_ops, (unsigned long long)M.fired_total);
 }

@@ -11,8 +11,10 @@
 // every timer whose window has closed fired, that a wake-up (an advance
 // that reaches the next expiry) fired every timer whose window has opened,
 // that the firings of one advance can be given nondecreasing ticks inside
-// their windows, and that the next expiry is never past the end of the
-// earliest window. Every call on the wheel is
+// their windows, that the next expiry is never past the end of the
+// earliest window, and that an advance short of it fires nothing. Re-arms
+// go anywhere, and also near the timer's own expiry, earlier or later, on
+// and off the boundaries where buckets start. Every call on the wheel is
 // mirrored on the model, and any difference aborts with the reason, so
 // libFuzzer records the input and the soak stops at the first divergence.
 //
@@ -138,6 +140,7 @@ struct harness {
 	std::multimap<uint64_t, int> closing; // the same timers by the last tick of their windows
 	std::vector<char> expected; // must fire in the advance under way
 	uint64_t limit = 0;         // the clock's tick in the advance under way: keys up to it may fire
+	bool wake_up = false;       // the advance under way reaches the next expiry
 	bool in_advance = false;
 	int in_callback = 0;
 	uint64_t last_key = 0;
@@ -256,6 +259,26 @@ struct harness {
 		default:
 			return now;
 		}
+	}
+
+	// A re-arm near t's own expiry (if armed), earlier or later by up to a
+	// few ticks or levels, and often on a boundary of 2^k ticks where a
+	// bucket starts: a window that opens there opens at its cascade.
+	uint64_t nearby_expiry(const timer &t)
+	{
+		if (!t.armed)
+			return random_expiry();
+		uint8_t r = src.byte();
+		unsigned shift = r % 40;
+		uint64_t scale = tick > UINT64_MAX >> shift ? UINT64_MAX : tick << shift;
+		uint64_t d = src.below(scale);
+		uint64_t e = r & 0x40 ? (t.expires > d ? t.expires - d : 0) : sat_add(t.expires, d);
+		if (r & 0x80) {
+			unsigned k = slot_bits * (1 + src.byte() % 4);
+			uint64_t grid = k >= 64 || tick > UINT64_MAX >> k ? tick : tick << k;
+			e = e / grid * grid;
+		}
+		return e;
 	}
 
 	// Slack: none, under a tick, a few ticks (so that windows share the
@@ -463,6 +486,7 @@ struct harness {
 			return;
 		}
 		bool wake_up = to >= tw_next_expiry(w); // checked against the windows by verify()
+		this->wake_up = wake_up;
 		now = to;
 		limit = clock_tick(to);
 		size_t expect = 0; // at most this many may fire: their windows have opened
@@ -516,6 +540,8 @@ struct harness {
 		TWH_REQUIRE(h, t.armed, "timer %d fired while idle in the model", t.id);
 		TWH_REQUIRE(h, t.pos->first <= h.limit, "timer %d (expires %llu, key %llu) fired early at %llu", t.id,
 			    (unsigned long long)t.expires, (unsigned long long)t.pos->first, (unsigned long long)h.now);
+		TWH_REQUIRE(h, h.wake_up, "timer %d (expires %llu, slack %llu) fired at %llu, short of the next expiry", t.id,
+			    (unsigned long long)t.expires, (unsigned long long)t.slack, (unsigned long long)h.now);
 		h.expected[static_cast<size_t>(t.id)] = 0;
 		// Tick order: each firing gets the earliest tick in its window not
 		// before the previous firing's; it must still be in the window.
@@ -577,7 +603,7 @@ struct harness {
 			break;
 		case 9:
 			if (timer *o = pick())
-				op_mod(*o, random_expiry());
+				op_mod(*o, src.byte() % 2 ? nearby_expiry(*o) : random_expiry());
 			break;
 		case 10:
 			if (timer *o = pick())
@@ -694,9 +720,14 @@ struct harness {
 		case 0: case 1: case 2: case 3:
 			op_add(*get_or_new(slot), random_expiry());
 			break;
-		case 4: case 5: case 6:
+		case 4: case 5:
 			op_mod(*get_or_new(slot), random_expiry());
 			break;
+		case 6: {
+			timer &t = *get_or_new(slot);
+			op_mod(t, nearby_expiry(t));
+			break;
+		}
 		case 7: case 8:
 			if (timers[slot])
 				op_del(*timers[slot]);
