@@ -78,7 +78,7 @@ int tw_wheel::drain()
 		fifo = req->tw__next; // read first: once done, the poster owns req again
 		tw_timer *t = req->tw__timer;
 		int r;
-		if (destroyed)
+		if (destroyed())
 			r = -ESHUTDOWN;
 		else if (req->tw__op == op_del)
 			r = t->tw__where == tw::where_idle ? 0 : t->tw__owner != id ? -EINVAL : del(t);
