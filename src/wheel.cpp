@@ -710,12 +710,16 @@ TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 // Such an advance is no wake-up either, so there are no windows to look
 // for: the next expiry is no earlier than the first event's tick, which
 // lies after the target's.
+__attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
+{
+	return running() ? -EBUSY : -EINVAL;
+}
+
 int tw_wheel::advance(uint64_t now)
 {
-	if (running())
-		return -EBUSY;
-	if (destroyed())
-		return -EINVAL;
+	// Both refusals in one test of the holders.
+	if ((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program)
+		return refuse_advance();
 	if (now < now_ns)
 		return 0;
 	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");

@@ -288,6 +288,7 @@ private:
 	void place_again(tw_timer **chains, unsigned from_level);
 	void fire_open_windows();
 	void take_opened(size_t index);
+	int refuse_advance() const;
 	int advance_events(uint64_t now, uint64_t target_tick);
 	int end_advance(int fired);
 	void dump_level(FILE *out, unsigned level) const;
