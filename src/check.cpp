@@ -55,7 +55,7 @@ int check_due_chain(const tw_wheel *w, tw_timer *const *head, const char *name, 
 
 int check_due_list(const tw_wheel *w, size_t *count)
 {
-	tw_timer *const *last;
+	tw_timer *const *last = nullptr;
 	if (int err = check_due_chain(w, &w->due.first, "due", count, &last))
 		return err;
 	if (w->due.tail != last)
