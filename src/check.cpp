@@ -138,13 +138,10 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 		return broken("bound: level %u slot %u spans ticks %llu to %llu, but its lower bound is tick %llu: "
 			      "the timers after it would be hidden from the next expiry",
 			      level, slot, (ull)w->slot_start(index), (ull)last, (ull)s.min_tick);
-	int err = 0;
-	s.each([&](const tw_timer *t, tw_timer *const *pprev) {
-		if (!err)
-			err = check_slot_timer(w, t, pprev, index);
+	return s.each([&](const tw_timer *t, tw_timer *const *pprev) {
 		++*count;
+		return check_slot_timer(w, t, pprev, index);
 	});
-	return err;
 }
 
 // ahead: occupied slots lie after the clock's digit at their level: the

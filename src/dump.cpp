@@ -19,7 +19,7 @@ size_t list_length(const tw_timer *t)
 size_t slot_length(const tw::slot &slot)
 {
 	size_t n = 0;
-	slot.each([&n](const tw_timer *, tw_timer *const *) { n++; });
+	slot.each([&n](const tw_timer *, tw_timer *const *) { return n++, 0; });
 	return n;
 }
 
@@ -64,7 +64,7 @@ void tw_wheel::dump_level_timers(FILE *out, unsigned level) const
 		if (!(occupied[level] >> s & 1))
 			continue;
 		fprintf(out, "    slot %u (due at tick %llu):\n", s, (unsigned long long)slot_start(index_of(level, s)));
-		slots[index_of(level, s)].each([out](const tw_timer *t, tw_timer *const *) { dump_expiry(t, out); });
+		slots[index_of(level, s)].each([out](const tw_timer *t, tw_timer *const *) { return dump_expiry(t, out), 0; });
 	}
 }
 

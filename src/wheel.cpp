@@ -113,7 +113,10 @@ void tw_wheel::idle_all_timers()
 		t->tw__where = tw::where_idle, t->tw__owner = 0;
 	ready = nullptr;
 	for (size_t i = 0; i < nslots(); i++) {
-		slots[i].each([](tw_timer *t, tw_timer *const *) { t->tw__where = tw::where_idle, t->tw__owner = 0; });
+		slots[i].each([](tw_timer *t, tw_timer *const *) {
+			t->tw__where = tw::where_idle, t->tw__owner = 0;
+			return 0;
+		});
 		slots[i].clear();
 	}
 	for (unsigned level = 0; level < levels; level++)

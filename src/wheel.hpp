@@ -101,14 +101,18 @@ struct slot {
 	}
 
 	// Call visit(t, pprev) on every timer, lane by lane, with the link
-	// that points at it. visit may change the timer, not its links.
-	template <typename Visit> void each(Visit visit) const
+	// that points at it, until a call returns non-zero (so that a check
+	// stops at a broken link, before a cycle): that value, else 0. visit
+	// may change the timer, not its links.
+	template <typename Visit> int each(Visit visit) const
 	{
 		for (unsigned i = 0; i < lanes; i++) {
 			tw_timer *const *pprev = &lane[i];
 			for (tw_timer *t = *pprev; t; pprev = &t->tw__next, t = *pprev)
-				visit(t, pprev);
+				if (int stop = visit(t, pprev))
+					return stop;
 		}
+		return 0;
 	}
 
 	// Detach every lane into `chains` and leave the slot empty.
