@@ -35,8 +35,8 @@
  * too: about one slot per power of two in use. A periodic timer keeps one
  * rule for all its re-arms: it fires at E's tick rounded up to a multiple
  * of 2^a ticks, 2^a the largest power of two no greater than S / tick + 1
- * (the last tick if that multiple lies past it). Slack 0 is the exact
- * firing rule: never before E, at the latest at E rounded up to a tick.
+ * (if that multiple lies past the last tick, the coarsest tick from E's to
+ * the last, as a one-shot timer picks). Slack 0 is the exact rule above.
  *
  * Order. Timers that fire in one advance fire in the order of their ticks
  * (for a timer with slack, a tick inside its window: those whose tick the
@@ -238,7 +238,7 @@ typedef char tw__request_size_check[(sizeof(void *) != 8 || sizeof(struct tw_req
  * Stop it with tw_del(), also from its own callback (it is pending there).
  * The re-arm saturates at UINT64_MAX; a timer that fires when `now` is
  * UINT64_MAX is not re-armed (no later time exists) and is idle in its
- * callback.
+ * callback, its expires still the expiry it fired for.
  */
 struct tw_periodic {
 	struct tw_timer timer;
@@ -556,7 +556,8 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  * that bucket keeps on its timers' ticks. Never later than the earliest
  * firing tick; exactly that unless a timer left that bucket since it was
  * armed (cancelled, or re-armed to any other time: the bound is not raised
- * when a timer leaves); tw_now() if a timer is already due.
+ * when a timer leaves); tw_now() if a timer is already due, also in a
+ * callback while timers of the same advance are still to run.
  * Cascades happen inside the advance that reaches this moment, so a
  * cascade alone never wakes a loop that sleeps until it. Such a loop can
  * still wake without firing anything: after a cancel or a re-arm took the

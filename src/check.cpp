@@ -55,19 +55,71 @@ int check_due_chain(const tw_wheel *w, tw_timer *const *head, const char *name, 
 
 int check_due_list(const tw_wheel *w, size_t *count)
 {
-	tw_timer *const *last;
+	tw_timer *const *last = nullptr;
 	if (int err = check_due_chain(w, &w->due.first, "due", count, &last))
 		return err;
 	if (w->due.tail != last)
 		return broken("due: the due list's tail pointer is not the last timer's next field");
 	if (int err = check_due_chain(w, &w->ready, "ready", count, &last))
 		return err;
-	if (w->ready && !w->running)
+	if (w->ready && !w->running())
 		return broken("due: the ready list holds timer %p outside callbacks", (const void *)w->ready);
 	return 0;
 }
 
-// bitmaps, bound, links, stay, open and window, for one slot.
+typedef unsigned long long ull;
+
+// A timer's place in bucket `index`: stay, open and window.
+int check_place(const tw_wheel *w, const tw_timer *t, size_t index, uint64_t exp_tick)
+{
+	unsigned level = w->level_of(index), slot = w->slot_of(index), align = tw::align_of(t);
+	uint64_t tick = w->fire_tick(exp_tick, align);
+	if (tick <= w->now_tick)
+		return broken("stay: timer %p (tick %llu) is in the wheel at clock tick %llu: missed", (const void *)t,
+			      (ull)tick, (ull)w->now_tick);
+	if (!w->stays(index, exp_tick, tick, align))
+		return broken("stay: timer %p (expiry tick %llu, tick %llu, alignment %u) is in level %u slot %u, "
+			      "which comes due at tick %llu: too late, or as its window opens and not the slot of its "
+			      "tick",
+			      (const void *)t, (ull)exp_tick, (ull)tick, align, level, slot, (ull)w->slot_start(index));
+	if (exp_tick <= w->woke_tick)
+		return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick %llu: its "
+			      "window opened and it did not fire",
+			      (const void *)t, (ull)exp_tick, (ull)w->woke_tick);
+	if (align > w->widest)
+		return broken("window: timer %p has alignment %u, wider than widest %u: a wake-up's search would not "
+			      "look for it",
+			      (const void *)t, align, w->widest);
+	return 0;
+}
+
+// links, bound, stay, open and window, for a timer in bucket `index`.
+int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *pprev, size_t index)
+{
+	const tw::slot &s = w->slots[index];
+	unsigned level = w->level_of(index), slot = w->slot_of(index);
+	if (int err = check_timer(w, t, pprev))
+		return err;
+	if (!tw_wheel::in_slot(t) || tw_wheel::index_of(t) != index)
+		return broken("links: timer %p in level %u slot %u has where=%u", (const void *)t, level, slot,
+			      t->tw__where);
+	if (!t->expires)
+		return broken("stay: timer %p in level %u slot %u expires at 0, not after the clock", (const void *)t,
+			      level, slot);
+	uint64_t exp_tick = w->tick_of_expiry(t->expires);
+	uint64_t tick = w->fire_tick(exp_tick, tw::align_of(t));
+	if (exp_tick < s.min_open)
+		return broken("bound: timer %p (expiry tick %llu) is earlier than its slot's bound on expiries %llu: "
+			      "its window would open unseen",
+			      (const void *)t, (ull)exp_tick, (ull)s.min_open);
+	if (tick < s.min_tick)
+		return broken("bound: timer %p (tick %llu) is earlier than its slot's lower bound %llu: a backend "
+			      "would sleep past it",
+			      (const void *)t, (ull)tick, (ull)s.min_tick);
+	return check_place(w, t, index, exp_tick);
+}
+
+// bitmaps and bound for one slot, then each of its timers.
 int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 {
 	size_t index = w->index_of(level, slot);
@@ -78,60 +130,18 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 			      bit ? "occupied" : "empty", bit ? "empty" : "occupied");
 	if (s.empty() && (s.min_tick != UINT64_MAX || s.min_open != UINT64_MAX))
 		return broken("bound: level %u slot %u is empty, but its lower bounds are ticks %llu and %llu", level,
-			      slot, (unsigned long long)s.min_tick, (unsigned long long)s.min_open);
-	uint64_t start = w->slot_start(index);
+			      slot, (ull)s.min_tick, (ull)s.min_open);
 	// The bound lies in the slot's span: next_firing_tick() reads only the
 	// first slot's, and a later slot's timers may fire after its span.
 	uint64_t last = w->slot_last(index);
 	if (!s.empty() && s.min_tick > last)
 		return broken("bound: level %u slot %u spans ticks %llu to %llu, but its lower bound is tick %llu: "
 			      "the timers after it would be hidden from the next expiry",
-			      level, slot, (unsigned long long)start, (unsigned long long)last,
-			      (unsigned long long)s.min_tick);
-	for (unsigned lane = 0; lane < tw::lanes; lane++) {
-		tw_timer *const *pprev = &s.lane[lane];
-		for (const tw_timer *t = *pprev; t; t = t->tw__next) {
-			if (int err = check_timer(w, t, pprev))
-				return err;
-			if (!tw_wheel::in_slot(t) || tw_wheel::index_of(t) != index)
-				return broken("links: timer %p in level %u slot %u has where=%u", (const void *)t,
-					      level, slot, t->tw__where);
-			if (!t->expires)
-				return broken("stay: timer %p in level %u slot %u expires at 0, not after the clock",
-					      (const void *)t, level, slot);
-			uint64_t exp_tick = w->tick_of_expiry(t->expires);
-			unsigned align = tw::align_of(t);
-			uint64_t tick = w->fire_tick(exp_tick, align);
-			if (exp_tick < s.min_open)
-				return broken("bound: timer %p (expiry tick %llu) is earlier than its slot's bound on "
-					      "expiries %llu: its window would open unseen",
-					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)s.min_open);
-			if (tick < s.min_tick)
-				return broken("bound: timer %p (tick %llu) is earlier than its slot's lower bound %llu: "
-					      "a backend would sleep past it",
-					      (const void *)t, (unsigned long long)tick, (unsigned long long)s.min_tick);
-			if (tick <= w->now_tick)
-				return broken("stay: timer %p (tick %llu) is in the wheel at clock tick %llu: missed",
-					      (const void *)t, (unsigned long long)tick, (unsigned long long)w->now_tick);
-			if (start > tick)
-				return broken("stay: timer %p (tick %llu) is in level %u slot %u, which comes due at "
-					      "tick %llu: too late",
-					      (const void *)t, (unsigned long long)tick, level, slot,
-					      (unsigned long long)start);
-			if (exp_tick <= w->woke_tick)
-				return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick "
-					      "%llu: its window opened and it did not fire",
-					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)w->woke_tick);
-			if (align && (align > w->widest || (start > exp_tick && w->calc_wheel_index(tick) != index)))
-				return broken("window: timer %p (expiry tick %llu, tick %llu, alignment %u, widest %u) is "
-					      "in level %u slot %u, neither the slot of its tick nor one due by its expiry",
-					      (const void *)t, (unsigned long long)exp_tick, (unsigned long long)tick, align,
-					      w->widest, level, slot);
-			pprev = &t->tw__next;
-			++*count;
-		}
-	}
-	return 0;
+			      level, slot, (ull)w->slot_start(index), (ull)last, (ull)s.min_tick);
+	return s.each([&](const tw_timer *t, tw_timer *const *pprev) {
+		++*count;
+		return check_slot_timer(w, t, pprev, index);
+	});
 }
 
 // ahead: occupied slots lie after the clock's digit at their level: the
@@ -156,7 +166,7 @@ int tw_wheel::check() const
 	if (now_tick != tick_of_now(now_ns))
 		return broken("clock: tick %llu for now %llu ns", (unsigned long long)now_tick,
 			      (unsigned long long)now_ns);
-	if (notified > next_expiry() && !running)
+	if (notified > next_expiry() && !running())
 		return broken("notified: %llu is later than the next expiry %llu: a backend would sleep too long",
 			      (unsigned long long)notified, (unsigned long long)next_expiry());
 	for (unsigned level = 0; level < levels; level++) {

@@ -146,6 +146,12 @@ void misuse(const char *fn, const char *fmt, ...)
 	abort();
 }
 
+void broken(const char *invariant, const char *cond, const char *file, int line)
+{
+	fprintf(stderr, "timerwheel: invariant %s broken: %s (%s:%d)\n", invariant, cond, file, line);
+	abort();
+}
+
 } // namespace tw::debug
 
 #endif

@@ -39,7 +39,20 @@ void warn(const char *fn, const char *fmt, ...) TW_PRINTF(2, 3);
 // build leaves undefined.
 [[noreturn]] void misuse(const char *fn, const char *fmt, ...) TW_PRINTF(2, 3);
 
+// Print "timerwheel: invariant <name> broken: <cond> (file:line)" and
+// abort: see TW_ASSERT.
+[[noreturn]] void broken(const char *invariant, const char *cond, const char *file, int line);
+
 } // namespace tw::debug
+#endif
+
+// TW_ASSERT(cond, "name"): the code relies here on the invariant `name` of
+// the list in wheel.hpp, and debug builds check that it holds (tokio's
+// debug_assert!). Release builds compile the condition away unevaluated.
+#if TW_DEBUG_CHECKS
+#define TW_ASSERT(cond, invariant) ((cond) ? (void)0 : tw::debug::broken((invariant), #cond, __FILE__, __LINE__))
+#else
+#define TW_ASSERT(cond, invariant) ((void)sizeof(!(cond)))
 #endif
 
 #endif

@@ -19,59 +19,68 @@ size_t list_length(const tw_timer *t)
 size_t slot_length(const tw::slot &slot)
 {
 	size_t n = 0;
-	for (unsigned lane = 0; lane < tw::lanes; lane++)
-		n += list_length(slot.lane[lane]);
+	slot.each([&n](const tw_timer *, tw_timer *const *) { return n++, 0; });
 	return n;
 }
 
-void dump_expiries(const tw_timer *t, FILE *out)
+void dump_expiry(const tw_timer *t, FILE *out)
 {
-	for (; t; t = t->tw__next)
-		fprintf(out, "      timer %p expires %llu ns\n", (const void *)t, (unsigned long long)t->expires);
+	fprintf(out, "      timer %p expires %llu ns\n", (const void *)t, (unsigned long long)t->expires);
 }
 
 } // namespace
 
-void tw_wheel::dump(FILE *out, bool verbose) const
+// One level's line: cell by cell for small levels, else its occupied slots.
+void tw_wheel::dump_level(FILE *out, unsigned level) const
 {
 	unsigned slots_per_level = 1u << slot_bits;
+	unsigned clock_digit = tw::calc_wheel_slot(now_tick, level, slot_bits, slot_mask);
+	unsigned long long width = 1ull << (level * slot_bits);
+	fprintf(out, "  level %-2u slot = %llu tick%s: ", level, width, width == 1 ? "" : "s");
+	if (slots_per_level <= 16) {
+		for (unsigned s = 0; s < slots_per_level; s++) {
+			size_t n = slot_length(slots[index_of(level, s)]);
+			char mark = s == clock_digit ? '>' : ' ';
+			if (n)
+				fprintf(out, "[%c%2zu]", mark, n);
+			else
+				fprintf(out, "[%c .]", mark);
+		}
+	} else {
+		fprintf(out, "clock at slot %u;", clock_digit);
+		if (!occupied[level])
+			fprintf(out, " empty");
+		for (unsigned s = 0; s < slots_per_level; s++)
+			if (occupied[level] >> s & 1)
+				fprintf(out, " slot %u: %zu", s, slot_length(slots[index_of(level, s)]));
+	}
+	fputc('\n', out);
+}
+
+// Every timer of a level's occupied slots, with its expiry.
+void tw_wheel::dump_level_timers(FILE *out, unsigned level) const
+{
+	for (unsigned s = 0; s <= slot_mask; s++) {
+		if (!(occupied[level] >> s & 1))
+			continue;
+		fprintf(out, "    slot %u (due at tick %llu):\n", s, (unsigned long long)slot_start(index_of(level, s)));
+		slots[index_of(level, s)].each([out](const tw_timer *t, tw_timer *const *) { return dump_expiry(t, out), 0; });
+	}
+}
+
+void tw_wheel::dump(FILE *out, bool verbose) const
+{
 	fprintf(out, "wheel: now %llu ns (tick %llu), tick %llu ns, %u levels of %u slots, %zu armed\n",
 		(unsigned long long)now_ns, (unsigned long long)now_tick, (unsigned long long)tick_ns, levels,
-		slots_per_level, count);
+		1u << slot_bits, count);
 	fprintf(out, "  due      %zu\n", list_length(due.first));
 	if (verbose)
-		dump_expiries(due.first, out);
-
+		for (const tw_timer *t = due.first; t; t = t->tw__next)
+			dump_expiry(t, out);
 	unsigned top = level_mask ? tw::msb64(level_mask) : 0;
 	for (unsigned level = 0; level <= top; level++) {
-		unsigned clock_digit = tw::calc_wheel_slot(now_tick, level, slot_bits, slot_mask);
-		unsigned long long width = 1ull << (level * slot_bits);
-		fprintf(out, "  level %-2u slot = %llu tick%s: ", level, width, width == 1 ? "" : "s");
-		if (slots_per_level <= 16) {
-			for (unsigned s = 0; s < slots_per_level; s++) {
-				size_t n = slot_length(slots[index_of(level, s)]);
-				char mark = s == clock_digit ? '>' : ' ';
-				if (n)
-					fprintf(out, "[%c%2zu]", mark, n);
-				else
-					fprintf(out, "[%c .]", mark);
-			}
-		} else {
-			fprintf(out, "clock at slot %u;", clock_digit);
-			if (!occupied[level])
-				fprintf(out, " empty");
-			for (unsigned s = 0; s < slots_per_level; s++)
-				if (occupied[level] >> s & 1)
-					fprintf(out, " slot %u: %zu", s, slot_length(slots[index_of(level, s)]));
-		}
-		fputc('\n', out);
+		dump_level(out, level);
 		if (verbose)
-			for (unsigned s = 0; s < slots_per_level; s++)
-				if (occupied[level] >> s & 1) {
-					fprintf(out, "    slot %u (due at tick %llu):\n", s,
-						(unsigned long long)slot_start(index_of(level, s)));
-					for (unsigned lane = 0; lane < tw::lanes; lane++)
-						dump_expiries(slots[index_of(level, s)].lane[lane], out);
-				}
+			dump_level_timers(out, level);
 	}
 }

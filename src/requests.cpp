@@ -17,7 +17,7 @@
 int tw_wheel::drain()
 {
 	return requests.drain(this, [](tw_wheel *w, const tw::request_payload &p) {
-		return w->destroyed ? -TW_ESHUTDOWN : tw::apply_request(w, p);
+		return w->destroyed() ? -TW_ESHUTDOWN : tw::apply_request(w, p);
 	});
 }
 

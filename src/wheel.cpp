@@ -95,6 +95,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->due.init();
 	w->notified = 0; // no hook yet: see set_notify()
 	w->requests.init();
+	w->holds = tw::held_by_program;
 	for (unsigned b = 0; b < 64; b++)
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
 	*out = w;
@@ -113,9 +114,10 @@ void tw_wheel::idle_all_timers()
 		t->tw__where = tw::where_idle, t->tw__owner = 0;
 	ready = nullptr;
 	for (size_t i = 0; i < nslots(); i++) {
-		for (unsigned lane = 0; lane < tw::lanes; lane++)
-			for (tw_timer *t = slots[i].lane[lane]; t; t = t->tw__next)
-				t->tw__where = tw::where_idle, t->tw__owner = 0;
+		slots[i].each([](tw_timer *t, tw_timer *const *) {
+			t->tw__where = tw::where_idle, t->tw__owner = 0;
+			return 0;
+		});
 		slots[i].clear();
 	}
 	for (unsigned level = 0; level < levels; level++)
@@ -134,13 +136,13 @@ void tw_wheel::idle_all_timers()
 void tw_wheel::destroy()
 {
 	idle_all_timers();
-	destroyed = true;
+	holds &= ~tw::held_by_program;
 	requests.refuse();
 	// What other threads queued completes with -ESHUTDOWN, and the backend
 	// hears that the wheel is empty now and stops its OS timer. From a
 	// callback, both wait until the advance ends (see advance()): a cancel
 	// of the running timer must not be done before its callback returns.
-	if (!running) {
+	if (!running()) {
 		drain();
 		notify_now(UINT64_MAX);
 	}
@@ -164,6 +166,7 @@ void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 {
 	notify = fn;
 	notify_arg = fn ? arg : nullptr;
+	holds = fn ? holds | tw::held_by_hook : holds & ~tw::held_by_hook;
 	notified = fn ? next_expiry() : 0;
 	(void)publish_horizon(notified);
 }
@@ -262,7 +265,8 @@ uint64_t tw_wheel::next_firing_tick() const
 
 uint64_t tw_wheel::next_expiry() const
 {
-	if (due.first)
+	// From a callback, the timers of this advance still to run are due too.
+	if (due.first || ready)
 		return now_ns;
 	uint64_t tick = next_firing_tick();
 	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
@@ -334,6 +338,8 @@ inline void tw_wheel::emptied(size_t index)
 
 void tw_wheel::unlink(tw_timer *t)
 {
+	TW_ASSERT(*t->tw__pprev == t, "links");
+	TW_ASSERT(count > 0, "count");
 	if (t->tw__where == tw::where_due) {
 		due.remove(t); // or from `ready`: remove() leaves due's tail alone then
 	} else {
@@ -359,9 +365,9 @@ void tw_wheel::notify_now(uint64_t when)
 		when = now_ns;
 	notified = when;
 	stats.notifies++;
-	in_hook = true;
+	holds |= tw::held_in_hook;
 	int touched = notify(this, when, notify_arg);
-	in_hook = false;
+	holds &= ~tw::held_in_hook;
 	if (touched)
 		stats.os_rearms++;
 }
@@ -375,8 +381,10 @@ void tw_wheel::notify_now(uint64_t when)
 // the usual arm, later than the earliest, costs no more than this test.
 TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
 {
-	if (!notify || running || (expires >= notified && !was_empty))
+	if (!notify || running() || (expires >= notified && !was_empty)) {
+		TW_ASSERT(!notify || running() || notified <= next_expiry(), "notified");
 		return;
+	}
 	uint64_t next = next_expiry();
 	if (next < notified || was_empty)
 		notify_now(next);
@@ -386,7 +394,7 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (t->tw__where != tw::where_idle)
 		return -EBUSY;
-	if (destroyed)
+	if (destroyed())
 		return -EINVAL;
 	bool was_empty = count == 0;
 	arm(t, expires, slack);
@@ -394,19 +402,17 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 	return 0;
 }
 
-// The stay rule (wheel.hpp): an exact timer may stay in any slot that comes
+// The stay rule (stays()): an exact timer may stay in any slot that comes
 // due no later than its new tick, and then the slot places it again. So the
 // common re-arm, a connection timeout pushed later on every read, only
-// stores the new expiry (the old tick was served, and a later one is too)
-// and touches no neighbour in the lists, which at scale are cache misses.
-// It is tested here, ahead of everything else, so that it costs its tests
-// and two stores: the rest of the work, in remod(), needs registers that a
-// function saves on entry and restores on exit, which in one function cost
-// this path 22 of its 51 instructions (tests/bench/profile, W4).
+// stores the new expiry (stays_later()) and touches no neighbour in the
+// lists, which at scale are cache misses. It is tested here, ahead of
+// everything else, so that it costs its tests and two stores: the rest of
+// the work, in remod(), needs registers that a function saves on entry and
+// restores on exit, which this path would pay for too.
 int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (in_slot(t) && t->tw__owner == id && !destroyed && expires > now_ns && !slack && !tw::align_of(t) &&
-	    expires >= t->expires) {
+	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > now_ns && stays_later(t, expires, slack)) {
 		t->expires = expires;
 		stats.armed++;
 		return 1;
@@ -418,7 +424,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 // that is due, and the refusals.
 TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (destroyed)
+	if (destroyed())
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
 		bool was_empty = count == 0;
@@ -428,40 +434,37 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 	}
 	if (t->tw__owner != id)
 		return -EINVAL;
-
-	// An exact timer re-armed earlier stays while its slot comes due by
-	// the new tick. A timer with a window may stay where a wake-up's
-	// search would find it once its window has opened (the window rule):
-	// in the slot of its new tick, or in one that comes due before its
-	// window opens. An expiry at or before now is due in the next
-	// advance, which a slot a tick away would not serve.
+	// An expiry at or before now is due in the next advance, which a slot
+	// a tick away would not serve.
 	if (in_slot(t) && expires > now_ns) {
-		size_t index = index_of(t);
-		uint64_t exp_tick = tick_of_expiry(expires);
-		unsigned align = window_align(t, exp_tick, slack);
-		uint64_t tick = fire_tick(exp_tick, align);
-		uint64_t start = slot_start(index);
-		if (align ? start <= exp_tick || calc_wheel_index(tick) == index : start <= tick) {
-			t->expires = expires;
-			set_window(t, align);
-			stats.armed++;
-			bool earlier = tick < slots[index].min_tick;
-			slots[index].lower(tick, exp_tick);
-			if (earlier)
-				notify_armed(expires, false);
-			return 1;
-		}
-		// Moved: the tick and alignment just computed are the new ones.
+		rearm_in_slot(t, expires, slack);
+	} else {
 		unlink(t);
-		claim(t, expires);
-		place(t, exp_tick, align);
-		notify_armed(expires, false);
-		return 1;
+		arm(t, expires, slack);
 	}
-	unlink(t);
-	arm(t, expires, slack);
 	notify_armed(expires, false);
 	return 1;
+}
+
+// A timer in a slot, re-armed for an expiry after now: it stays where the
+// stay rule lets it, else it moves, with the tick and alignment computed
+// for the rule.
+void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
+{
+	size_t index = index_of(t);
+	uint64_t exp_tick = tick_of_expiry(expires);
+	unsigned align = window_align(t, exp_tick, slack);
+	uint64_t tick = fire_tick(exp_tick, align);
+	if (stays(index, exp_tick, tick, align)) {
+		t->expires = expires;
+		set_window(t, align);
+		stats.armed++;
+		slots[index].lower(tick, exp_tick);
+		return;
+	}
+	unlink(t);
+	claim(t, expires);
+	place(t, exp_tick, align);
 }
 
 int tw_wheel::del(tw_timer *t)
@@ -472,7 +475,7 @@ int tw_wheel::del(tw_timer *t)
 		return -EINVAL;
 	unlink(t);
 	stats.cancelled++;
-	if (count == 0 && !running)
+	if (count == 0 && !running())
 		notify_now(UINT64_MAX);
 	return 1;
 }
@@ -516,8 +519,11 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 {
 	walk_lanes(chains, [this, from_level](tw_timer *t) TW_HOT_LAMBDA {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
+		TW_ASSERT(exp_tick > woke_tick, "open");
 		unsigned to_level;
 		if (exp_tick <= now_tick) {
+			// Never before its tick: no bound announced an earlier one.
+			TW_ASSERT(fire_tick(exp_tick, tw::align_of(t)) == now_tick, "stay");
 			due.append(t);
 			t->tw__where = tw::where_due;
 			to_level = 0;
@@ -553,10 +559,12 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 		uint64_t event = tw::calc_slot_start(now_tick, level, slot, slot_bits);
 		if (event > target_tick)
 			break;
+		TW_ASSERT(event > now_tick, "ahead");
 
 		now_tick = event;
 		tw_timer *chains[tw::lanes];
 		size_t index = index_of(level, slot);
+		TW_ASSERT(!slots[index].empty(), "bitmaps");
 		slots[index].take_all(chains);
 		emptied(index);
 		place_again(chains, level);
@@ -571,8 +579,10 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 // that tick, so the tick is the first multiple of 2^align after the clock:
 // no other multiple lies between them, or two would, and one would be
 // coarser. (A periodic timer's tick is the first multiple of 2^align at or
-// after its expiry's tick, so the first after the clock too; one that would
-// lie past the last tick was moved to the last tick.) So the search looks in one slot
+// after its expiry's tick, so the first after the clock too; one whose
+// multiple lies past the last tick took the coarsest tick up to the last,
+// a multiple of a smaller power of two, which the search reaches first.)
+// So the search looks in one slot
 // per alignment in use, the slot of that tick (the window rule), and walks
 // it only if the slot's bound on expiry ticks says that a window in it has
 // opened. A walk leaves that bound exact, so the next wake-up walks the
@@ -588,10 +598,8 @@ TW_NOINLINE void tw_wheel::fire_open_windows()
 		return;
 	for (unsigned align = 1; align <= widest; align++) {
 		uint64_t mask = (uint64_t{1} << align) - 1;
-		if ((now_tick | mask) >= last_tick) {
-			take_opened(calc_wheel_index(last_tick));
-			return;
-		}
+		if ((now_tick | mask) >= last_tick)
+			return; // no multiple of 2^align, nor of any larger power, is left
 		take_opened(calc_wheel_index((now_tick | mask) + 1));
 	}
 }
@@ -618,10 +626,13 @@ void tw_wheel::take_opened(size_t index)
 		return;
 	uint64_t last = slot_last(index);
 	bool coarse = level_of(index) > 0;
+	uint64_t open_bound = s.min_open;
 	tw_timer *chains[tw::lanes];
 	s.take_all(chains);
-	walk_lanes(chains, [this, &s, coarse](tw_timer *t) TW_HOT_LAMBDA {
+	walk_lanes(chains, [&](tw_timer *t) TW_HOT_LAMBDA {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
+		TW_ASSERT(exp_tick >= open_bound, "bound");
+		TW_ASSERT(tw::align_of(t) <= widest, "window");
 		if (exp_tick <= now_tick) {
 			due.append(t);
 			t->tw__where = tw::where_due;
@@ -636,36 +647,44 @@ void tw_wheel::take_opened(size_t index)
 		s.min_tick = last;
 }
 
+// A periodic timer, taken off `ready`, is re-armed before its callback, so
+// that the callback may stop it. A period set to 0 after init ends the
+// repetition, and so does the end of time: at now == UINT64_MAX no expiry
+// is later, and the saturated one would fire in every advance; the timer
+// then keeps the expiry it fired for. Its alignment stands for its window:
+// 2^align - 1 ticks give the same one back (window_align()).
+inline void tw_wheel::rearm_periodic(tw_timer *t)
+{
+	tw_periodic *p = tw_container_of(t, tw_periodic, timer);
+	if (!p->period)
+		return;
+	uint64_t fired_for = t->expires;
+	tw__forward(t, now_ns, p->period);
+	if (t->expires > now_ns)
+		arm(t, t->expires, (uint64_t{1} << tw::align_of(t)) - 1);
+	else
+		t->expires = fired_for;
+}
+
 int tw_wheel::run_expired_timers()
 {
+	TW_ASSERT(!ready && !running(), "due");
 	int fired = 0;
-	running = true;
+	holds |= tw::held_by_advance;
 	ready = due.first;
 	if (ready)
 		ready->tw__pprev = &ready;
 	due.init();
 	for (tw_timer *t; (t = ready);) {
 		unlink(t);
-		if (tw::is_periodic(t)) {
-			// Re-armed before its callback, so the callback may stop it.
-			// A period set to 0 after init ends the repetition, and so
-			// does the end of time: at now == UINT64_MAX no expiry is
-			// later, and the saturated one would fire in every advance.
-			tw_periodic *p = tw_container_of(t, tw_periodic, timer);
-			// Its alignment stands for its window: 2^align - 1 ticks
-			// give the same one back (window_align()).
-			if (p->period) {
-				tw__forward(t, now_ns, p->period);
-				if (t->expires > now_ns)
-					arm(t, t->expires, (uint64_t{1} << tw::align_of(t)) - 1);
-			}
-		}
+		if (tw::is_periodic(t))
+			rearm_periodic(t);
 		stats.fired++;
 		if (fired < INT32_MAX)
 			fired++;
 		t->fn(t);
 	}
-	running = false;
+	holds &= ~tw::held_by_advance;
 	return fired;
 }
 
@@ -690,14 +709,19 @@ TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 // Such an advance is no wake-up either, so there are no windows to look
 // for: the next expiry is no earlier than the first event's tick, which
 // lies after the target's.
+__attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
+{
+	return running() ? -EBUSY : -EINVAL;
+}
+
 int tw_wheel::advance(uint64_t now)
 {
-	if (running)
-		return -EBUSY;
-	if (destroyed)
-		return -EINVAL;
+	// Both refusals in one test of the holders.
+	if ((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program)
+		return refuse_advance();
 	if (now < now_ns)
 		return 0;
+	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
 	uint64_t target_tick = tick_of_now(now);
 	if (due.first || requests_pending() || next_event_tick() <= target_tick)
 		return advance_events(now, target_tick);
@@ -723,7 +747,7 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
 		widest = 0;
 	now_ns = now;
 	int fired = due.first ? run_expired_timers() : 0;
-	if (destroyed) {
+	if (destroyed()) {
 		drain();
 		notify_now(UINT64_MAX);
 		return fired;

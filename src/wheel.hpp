@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "debug.hpp"
 #include "divide.hpp"
+#include "level.hpp"
 #include "list.hpp"
 #include "request_queue.hpp"
 #include "timerwheel.h"
@@ -42,6 +44,24 @@ inline void set_align(tw_timer *t, unsigned align)
 inline bool is_periodic(const tw_timer *t) { return t->tw__flags & flag_periodic; }
 
 constexpr uint8_t timer_magic = 0x7b;
+
+// The wheel's lifetime (tw_wheel::holds): who still holds its memory, one
+// bit per holder; the memory goes when the last one lets go. Transitions:
+//
+//   tw_wheel_create()            holds = program
+//   tw_wheel_destroy()           - program: every timer idle, arms refused
+//   callbacks of an advance      + advance before the first, - after the
+//                                last: a callback may destroy the wheel
+//   tw_set_notify(fn), (NULL)    + hook, - hook: a backend reads the wheel
+//                                again when its OS timer fires
+//   the hook's call              + in_hook, - in_hook: it may remove itself
+//   holds == 0                   released (capi.cpp, release_if_unused())
+enum : uint8_t {
+	held_by_program = 1,
+	held_by_advance = 2,
+	held_by_hook = 4,
+	held_in_hook = 8,
+};
 
 // Each slot is several independent hlists ("lanes"), filled in turn. A
 // cascade walks them interleaved, so the cache misses of up to `lanes`
@@ -81,6 +101,21 @@ struct slot {
 			min_open = open;
 	}
 
+	// Call visit(t, pprev) on every timer, lane by lane, with the link
+	// that points at it, until a call returns non-zero (so that a check
+	// stops at a broken link, before a cycle): that value, else 0. visit
+	// may change the timer, not its links.
+	template <typename Visit> int each(Visit visit) const
+	{
+		for (unsigned i = 0; i < lanes; i++) {
+			tw_timer *const *pprev = &lane[i];
+			for (tw_timer *t = *pprev; t; pprev = &t->tw__next, t = *pprev)
+				if (int stop = visit(t, pprev))
+					return stop;
+		}
+		return 0;
+	}
+
 	// Detach every lane into `chains` and leave the slot empty.
 	void take_all(tw_timer **chains)
 	{
@@ -101,7 +136,8 @@ struct slot {
 
 } // namespace tw
 
-// The invariants, outside a call (tw_check names them when one breaks):
+// The invariants, outside a call (tw_check names them when one breaks, and
+// debug builds assert each by name where the code relies on it, TW_ASSERT):
 //
 //  clock     now_tick is now_ns's tick (rounded down; UINT64_MAX reaches the
 //            last tick).
@@ -119,11 +155,12 @@ struct slot {
 //  bound     a slot's min_tick is no later than any of its timers' firing
 //            ticks, its min_open no later than any of their expiry ticks,
 //            and both are UINT64_MAX when it is empty.
-//  stay      a timer in a slot has a firing tick after the clock, and its
-//            slot comes due no later than that tick: tw_mod() leaves an
-//            exact timer where it is while that holds (a later re-arm, or
-//            an earlier one that its slot still serves), and the slot
-//            places it again when it comes due.
+//  stay      a timer in a slot has a firing tick after the clock, and
+//            stays() holds for its slot: the slot comes due no later than
+//            that tick, and places it again then (a cascade fires a timer
+//            only at its firing tick). tw_mod() leaves a timer where it is
+//            while that holds (a later exact re-arm, or an earlier or
+//            windowed one that its slot still serves).
 //  open      a timer in a slot has an expiry tick after woke_tick, the
 //            clock's tick at the last wake-up (an advance that reached the
 //            next expiry): a wake-up fires the timers whose window has
@@ -132,9 +169,9 @@ struct slot {
 //            its slot with its window open, and fires by its firing tick.
 //  window    a timer with a window is in the slot that calc_wheel_index()
 //            gives for its firing tick, where the search for opened windows
-//            looks, or in a slot that comes due no later than its expiry's
-//            tick, which then places it again before its window opens; its
-//            alignment is at most `widest`.
+//            looks, or in a slot that comes due before its expiry's tick,
+//            which then places it again before its window opens (both are
+//            in stays()); its alignment is at most `widest`.
 //  count     count is the number of timers on all the lists.
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
@@ -153,9 +190,7 @@ struct tw_wheel {
 	unsigned widest;        // no timer in a slot has a larger alignment; 0: all are exact
 	uint64_t woke_tick;     // the clock's tick at the last wake-up (the open rule)
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
-	bool running;     // callbacks are being called
-	bool destroyed;   // tw_wheel_destroy() was called: freed once unused()
-	bool in_hook;     // the notify hook is being called
+	uint8_t holds;    // who holds the wheel: tw::held_by_program and the others
 	size_t count;     // armed timers
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
@@ -189,10 +224,12 @@ struct tw_wheel {
 		return sizeof(tw_wheel) + levels * sizeof(uint64_t) + (static_cast<size_t>(levels) << slot_bits) * sizeof(tw::slot);
 	}
 	void destroy();
-	// A destroyed wheel that nobody holds any longer: no advance runs on
-	// it, no hook is installed, and we are not inside the hook (which may
-	// remove itself; the wheel goes after it returned).
-	bool unused() const { return destroyed && !running && !notify && !in_hook; }
+	// tw_wheel_destroy() was called: arms are refused.
+	bool destroyed() const { return !(holds & tw::held_by_program); }
+	// Callbacks are being called.
+	bool running() const { return holds & tw::held_by_advance; }
+	// Nobody holds the wheel any longer: release() it.
+	bool unused() const { return !holds; }
 	void release();
 	void set_notify(tw_notify_fn fn, void *arg);
 
@@ -231,6 +268,8 @@ struct tw_wheel {
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
+	bool stays(size_t index, uint64_t exp_tick, uint64_t tick, unsigned align) const;
+	bool stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const;
 
 private:
 	void idle_all_timers();
@@ -241,14 +280,19 @@ private:
 	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	int remod(tw_timer *t, uint64_t expires, uint64_t slack);
+	void rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack);
+	void rearm_periodic(tw_timer *t);
 	void emptied(size_t index);
 	uint64_t next_event_tick() const;
 	void collect_expired_timers(uint64_t target_tick);
 	void place_again(tw_timer **chains, unsigned from_level);
 	void fire_open_windows();
 	void take_opened(size_t index);
+	int refuse_advance() const;
 	int advance_events(uint64_t now, uint64_t target_tick);
 	int end_advance(int fired);
+	void dump_level(FILE *out, unsigned level) const;
+	void dump_level_timers(FILE *out, unsigned level) const;
 	int run_expired_timers();
 	void notify_armed(uint64_t expires, bool was_empty);
 	void notify_now(uint64_t when);
@@ -256,14 +300,50 @@ private:
 
 // The tick a timer fires at if no advance comes earlier: its expiry's tick
 // rounded up to a multiple of 2^align (the expiry's tick itself for an
-// exact timer), or the last tick if that multiple lies beyond it.
-// window_align() picks align so that this lies inside the window.
+// exact timer), or if that multiple lies beyond the last tick, the coarsest
+// tick from the expiry's to the last. window_align() picks align so that
+// this lies inside the window.
 inline uint64_t tw_wheel::fire_tick(uint64_t exp_tick, unsigned align) const
 {
 	uint64_t mask = (uint64_t{1} << align) - 1;
 	if (!(exp_tick & mask))
 		return exp_tick;
-	return (exp_tick | mask) >= last_tick ? last_tick : (exp_tick | mask) + 1;
+	if ((exp_tick | mask) < last_tick)
+		return (exp_tick | mask) + 1;
+	// Only a periodic timer's boundary can lie past the last tick (a
+	// one-shot's alignment comes from a window that ends by it). It takes
+	// the coarsest tick from its expiry's to the last, as a one-shot
+	// timer would: the bucket of any other tick there could come due
+	// inside its window, and fire it from a cascade at a tick that no
+	// bound announced.
+	return last_tick & ~((uint64_t{1} << tw::msb64((exp_tick - 1) ^ last_tick)) - 1);
+}
+
+// The stay rule (see the list of invariants), written once: may a timer
+// whose expiry's tick is exp_tick, firing at `tick` with alignment `align`,
+// be in bucket `index`? tw_mod() leaves it there if so, and tw_check()
+// requires it. The bucket must come due no later than the tick, and then
+// places it again; a timer with a window must also be found by a wake-up's
+// search once its window has opened (the window rule): in the bucket of
+// its tick, or in one that comes due before its window opens. A bucket that
+// comes due as the window opens would fire it from the cascade, before its
+// tick and before the next expiry that the bucket's bound announced.
+inline bool tw_wheel::stays(size_t index, uint64_t exp_tick, uint64_t tick, unsigned align) const
+{
+	uint64_t start = slot_start(index);
+	if (!align)
+		return start <= tick;
+	return start < exp_tick || calc_wheel_index(tick) == index;
+}
+
+// The stay rule for tw_mod()'s common re-arm, which computes nothing: an
+// exact timer re-armed later, still exact, stays, because its bucket came
+// due by its old tick (the rule held) and so comes due by the later one.
+inline bool tw_wheel::stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const
+{
+	bool later = !slack && !tw::align_of(t) && expires >= t->expires;
+	TW_ASSERT(!later || stays(index_of(t), tick_of_expiry(expires), tick_of_expiry(expires), 0), "stay");
+	return later;
 }
 
 // tw_forward() without the argument checks: t idle, period > 0.

@@ -280,6 +280,41 @@ static void test_fire_in_tick_order(void **state)
 	tw_wheel_destroy(wheel);
 }
 
+/* tw_next_expiry() from a callback while other timers of the same advance
+ * are still to run: they are due, so it says tw_now(), as it does between
+ * advances when a timer is due. */
+static uint64_t seen_next;
+static size_t seen_count;
+static int seen_calls;
+static void see_next(struct tw_timer *t)
+{
+	(void)t;
+	if (seen_calls++ == 0) {
+		seen_next = tw_next_expiry(wheel);
+		seen_count = tw_count(wheel);
+	}
+}
+
+static void test_next_expiry_in_callback(void **state)
+{
+	(void)state;
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	struct tw_timer a, b, c;
+	tw_timer_init(&a, see_next);
+	tw_timer_init(&b, see_next);
+	tw_timer_init(&c, see_next);
+	assert_int_equal(tw_add(wheel, &a, 1 * TICK), 0);
+	assert_int_equal(tw_add(wheel, &b, 2 * TICK), 0);
+	assert_int_equal(tw_add(wheel, &c, 500 * TICK), 0);
+	seen_calls = 0;
+	assert_int_equal(tw_advance(wheel, 3 * TICK), 2);
+	assert_int_equal(seen_count, 2);
+	assert_int_equal(seen_next, 3 * TICK);
+	assert_int_equal(tw_next_expiry(wheel), 500 * TICK);
+	assert_wheel_sound(wheel);
+	tw_wheel_destroy(wheel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_advance_from_callback_is_busy),
 		cmocka_unit_test(test_destroy_from_callback),
 		cmocka_unit_test(test_fire_in_tick_order),
+		cmocka_unit_test(test_next_expiry_in_callback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,9 +12,13 @@
 // that each fires inside its window, that all whose window has closed
 // fired, that a wake-up (an advance that reaches tw_next_expiry()) fired
 // every timer whose window has opened, that the firings of an advance can
-// be given nondecreasing ticks in their windows, and that tw_next_expiry()
-// never lies past the end of the earliest window. For exact timers, window
-// and tick are one: exactly the timers the model says fire.
+// be given nondecreasing ticks in their windows, that tw_next_expiry()
+// never lies past the end of the earliest window, and that an advance short
+// of tw_next_expiry() fires nothing (it is never later than the earliest
+// firing). For exact timers, window and tick are one: exactly the timers the
+// model says fire. Re-arms go anywhere, and also near the timer's own
+// expiry, earlier or later, into windows or out of them: the moves that
+// tw_mod() may make without moving the timer.
 //
 // Usage: test_diff [operations [check_every]]  (default 1000000 1, or
 // TW_DIFF_OPS operations, which valgrind runs use); the soak runs 10^8 or
@@ -56,8 +60,10 @@ struct model {
 	tw_wheel *w;
 	uint64_t tick;
 	uint64_t slack; // the wheel's default
+	unsigned slot_bits;
 	uint64_t now;
 	uint64_t limit; // the clock's tick in the advance under way
+	bool wake_up;   // the advance under way reaches tw_next_expiry()
 	slot timers[N];
 	// key: the tick at which the model says the timer fires; timers armed
 	// already expired use key 0, "the next advance".
@@ -158,29 +164,54 @@ uint64_t random_expiry()
 	}
 }
 
-
-void on_fire(tw_timer *t)
+// A re-arm near the timer's own expiry (if armed), earlier or later by up
+// to a few ticks or a few levels' spans.
+uint64_t nearby_expiry(const slot &s)
 {
-	slot &s = *tw_container_of(tw_container_of(t, tw_periodic, timer), slot, p);
+	if (!s.armed)
+		return random_expiry();
+	uint64_t r = test_rand(M.rng);
+	uint64_t scale = M.tick > UINT64_MAX >> (r % 24) ? UINT64_MAX : M.tick << (r % 24);
+	uint64_t d = test_rand(M.rng) % scale;
+	uint64_t e = r >> 8 & 1 ? (s.expires > d ? s.expires - d : 0) : saturating_add(s.expires, d);
+	// Often on a boundary of 2^k ticks, where a bucket of some level
+	// starts: a window that opens there opens at that bucket's cascade.
+	if (r >> 9 & 1) {
+		unsigned k = M.slot_bits * (1 + (r >> 10) % 4);
+		uint64_t grid = M.tick > UINT64_MAX >> k ? M.tick : M.tick << k;
+		e = e / grid * grid;
+	}
+	return e;
+}
+
+// A firing the model allows: armed, its window open, in a wake-up (an
+// advance short of tw_next_expiry() fires nothing), and in tick order
+// within the advance (key 0, already expired, comes first): the earliest
+// tick in its window not before the last firing's must still be in its
+// window.
+void check_firing(slot &s, const tw_timer *t)
+{
 	assert_true(M.in_advance);
 	assert_true(s.armed);
 	assert_true(s.pos->first <= M.limit); // its window has opened
+	if (!M.wake_up)
+		fail_msg("timer %d (expires %llu, slack %llu) fired in an advance to %llu, short of tw_next_expiry()", s.id,
+			 (unsigned long long)s.expires, (unsigned long long)s.slack, (unsigned long long)M.now);
 	M.expected[s.id] = 0;
 	M.fired_total++;
 	assert_true(t->expires <= M.now || s.p.period);
-
-	// Tick order within an advance (key 0, already expired, comes first):
-	// the earliest tick in its window not before the last firing's must
-	// still be in its window.
 	uint64_t key = s.pos->first > M.last_fired_key ? s.pos->first : M.last_fired_key;
 	assert_true(key <= s.last);
 	M.last_fired_key = key;
 	M.armed.erase(s.pos);
 	s.armed = false;
+}
 
-	// A periodic timer was re-armed before its callback, at the first
-	// multiple of its period after now (the model's own arithmetic), unless
-	// no such time fits in 64 bits.
+// A periodic timer was re-armed before its callback, at the first multiple
+// of its period after now (the model's own arithmetic), unless no such time
+// fits in 64 bits: then it is idle and keeps the expiry it fired for.
+void check_periodic(slot &s, const tw_timer *t)
+{
 	uint64_t n, e = s.p.period ? tw_model_forward(s.expires, M.now, s.p.period, &n) : 0;
 	if (e > M.now) {
 		assert_true(tw_pending(t));
@@ -188,11 +219,13 @@ void on_fire(tw_timer *t)
 		model_arm(s, e, s.slack);
 	} else {
 		assert_false(tw_pending(t));
+		assert_int_equal(t->expires, s.expires);
 	}
+}
 
-	// Callbacks that act on the wheel, as real programs do.
-	if (M.draining)
-		return;
+// Callbacks that act on the wheel, as real programs do.
+void callback_action(slot &s, tw_timer *t)
+{
 	uint64_t r = test_rand(M.rng) % 16;
 	if (r == 0 && !s.p.period) {
 		uint64_t e = random_expiry();
@@ -204,7 +237,7 @@ void on_fire(tw_timer *t)
 		model_disarm(o);
 	} else if (r == 2) {
 		slot &o = M.timers[test_rand(M.rng) % N];
-		uint64_t e = random_expiry();
+		uint64_t e = test_rand(M.rng) % 2 ? nearby_expiry(o) : random_expiry();
 		uint64_t slack = random_slack();
 		assert_int_equal(tw_mod_range(M.w, &o.p.timer, e, slack), o.armed ? 1 : 0);
 		model_disarm(o);
@@ -212,6 +245,15 @@ void on_fire(tw_timer *t)
 	} else if (r == 3) {
 		assert_int_equal(tw_advance(M.w, M.now + 1), -EBUSY);
 	}
+}
+
+void on_fire(tw_timer *t)
+{
+	slot &s = *tw_container_of(tw_container_of(t, tw_periodic, timer), slot, p);
+	check_firing(s, t);
+	check_periodic(s, t);
+	if (!M.draining)
+		callback_action(s, t);
 }
 
 // A loop that sleeps until tw_next_expiry() is served: it is no later than
@@ -236,6 +278,7 @@ void do_advance(uint64_t to)
 		return;
 	}
 	bool wake_up = to >= tw_next_expiry(M.w); // checked against the windows after each advance
+	M.wake_up = wake_up;
 	M.now = to;
 	M.limit = now_tick(to, M.tick);
 	size_t expect = 0; // windows opened: at most these fire
@@ -288,8 +331,8 @@ uint64_t random_step()
 	case 6:
 		step = test_rand(M.rng) % (M.tick << 12);
 		break;
-	case 7: // a huge jump
-		step = test_rand(M.rng) >> (r % 64);
+	case 7: // a huge jump, now and then to the end of time
+		step = test_rand(M.rng) >> (r % 8 ? 8 + r % 56 : r % 64);
 		break;
 	case 8: // backwards: a no-op
 		return M.now ? M.now - 1 - test_rand(M.rng) % M.now : 0;
@@ -300,11 +343,14 @@ uint64_t random_step()
 	return saturating_add(M.now, step);
 }
 
-void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
+// A new wheel of geometry g at a random time, and the model's timers, one
+// in eight periodic.
+void start_run(const geometry &g, uint64_t *rng)
 {
 	tw_config cfg = { g.tick, g.slot_bits, g.slack };
 	M.tick = g.tick;
 	M.slack = g.slack;
+	M.slot_bits = g.slot_bits;
 	M.now = test_rand(rng) >> (test_rand(rng) % 64);
 	M.rng = rng;
 	M.armed.clear();
@@ -322,34 +368,52 @@ void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
 			s.p.period = 0;
 		}
 	}
+}
 
+// tw_add() or tw_add_range() (-EBUSY if armed), or tw_mod() or
+// tw_mod_range(), anywhere or near the timer's own expiry.
+void arm_op(slot &s, uint64_t r)
+{
+	bool range = r % 10 >= 6;
+	uint64_t slack = range ? random_slack() : M.slack;
+	if (r < 30) {
+		uint64_t e = random_expiry();
+		int got = range ? tw_add_range(M.w, &s.p.timer, e, slack) : tw_add(M.w, &s.p.timer, e);
+		assert_int_equal(got, s.armed ? -EBUSY : 0);
+		if (!s.armed)
+			model_arm(s, e, slack);
+		return;
+	}
+	uint64_t e = r % 2 ? nearby_expiry(s) : random_expiry();
+	int got = range ? tw_mod_range(M.w, &s.p.timer, e, slack) : tw_mod(M.w, &s.p.timer, e);
+	assert_int_equal(got, s.armed ? 1 : 0);
+	model_disarm(s);
+	model_arm(s, e, slack);
+}
+
+// Drain: everything armed fires by the end of time, nothing is lost.
+// Callbacks stop re-arming anything; periodic timers stop by themselves at
+// UINT64_MAX, where no later time exists: two advances there fire
+// everything.
+void finish_run()
+{
+	M.draining = true;
+	do_advance(UINT64_MAX);
+	do_advance(UINT64_MAX);
+	assert_true(M.armed.empty());
+	assert_int_equal(tw_count(M.w), 0);
+	assert_int_equal(tw_check(M.w), 0);
+	tw_wheel_destroy(M.w);
+}
+
+void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
+{
+	start_run(g, rng);
 	for (uint64_t op = 0; op < ops; op++) {
 		slot &s = M.timers[test_rand(rng) % N];
 		uint64_t r = test_rand(rng) % 100;
-		if (r < 30) {
-			uint64_t e = random_expiry();
-			if (r < 20) {
-				assert_int_equal(tw_add(M.w, &s.p.timer, e), s.armed ? -EBUSY : 0);
-				if (!s.armed)
-					model_arm(s, e, M.slack);
-			} else {
-				uint64_t slack = random_slack();
-				assert_int_equal(tw_add_range(M.w, &s.p.timer, e, slack), s.armed ? -EBUSY : 0);
-				if (!s.armed)
-					model_arm(s, e, slack);
-			}
-		} else if (r < 50) {
-			uint64_t e = random_expiry();
-			if (r < 43) {
-				assert_int_equal(tw_mod(M.w, &s.p.timer, e), s.armed ? 1 : 0);
-				model_disarm(s);
-				model_arm(s, e, M.slack);
-			} else {
-				uint64_t slack = random_slack();
-				assert_int_equal(tw_mod_range(M.w, &s.p.timer, e, slack), s.armed ? 1 : 0);
-				model_disarm(s);
-				model_arm(s, e, slack);
-			}
+		if (r < 50) {
+			arm_op(s, r);
 		} else if (r < 65) {
 			assert_int_equal(tw_del(M.w, &s.p.timer), s.armed ? 1 : 0);
 			model_disarm(s);
@@ -360,17 +424,7 @@ void run(const geometry &g, uint64_t ops, uint64_t check_every, uint64_t *rng)
 		if (op % check_every == 0)
 			assert_int_equal(tw_check(M.w), 0);
 	}
-	// Drain: everything armed fires by the end of time, nothing is lost.
-	// Callbacks stop re-arming anything; periodic timers stop by themselves
-	// at UINT64_MAX, where no later time exists: two advances there fire
-	// everything.
-	M.draining = true;
-	do_advance(UINT64_MAX);
-	do_advance(UINT64_MAX);
-	assert_true(M.armed.empty());
-	assert_int_equal(tw_count(M.w), 0);
-	assert_int_equal(tw_check(M.w), 0);
-	tw_wheel_destroy(M.w);
+	finish_run();
 }
 
 uint64_t total_ops = 1000000;
@@ -380,8 +434,11 @@ void test_differential(void **)
 {
 	uint64_t rng = test_seed();
 	const size_t ngeo = sizeof(geometries) / sizeof(geometries[0]);
-	for (size_t g = 0; g < ngeo; g++)
-		run(geometries[g], total_ops / ngeo, check_every, &rng);
+	// Short runs, each on a new wheel at a random time: a run's huge jumps
+	// soon take its clock to the end of time, where every expiry is past.
+	const uint64_t epoch = 4096;
+	for (uint64_t done = 0, g = 0; done < total_ops; done += epoch, g = (g + 1) % ngeo)
+		run(geometries[g], total_ops - done < epoch ? total_ops - done : epoch, check_every, &rng);
 	fprintf(stderr, "# %llu operations, %llu timers fired, against the model: no divergence\n",
 		(unsigned long long)total_ops, (unsigned long long)M.fired_total);
 }

@@ -243,6 +243,34 @@ static void test_forward_end_of_time(void **state)
 	tw_wheel_destroy(wheel);
 }
 
+/* A periodic timer that fires at UINT64_MAX keeps the expiry it was armed
+ * with: it is idle in its callback, and its expires is not a saturated
+ * forward it was never armed at. */
+static uint64_t end_expires;
+static void end_expires_cb(struct tw_timer *t)
+{
+	end_fired++;
+	assert_false(tw_pending(t));
+	end_expires = t->expires;
+}
+
+static void test_periodic_end_keeps_expiry(void **state)
+{
+	(void)state;
+	struct tw_periodic p;
+	assert_int_equal(tw_periodic_init(&p, end_expires_cb, 5 * TICK), 0);
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	assert_int_equal(tw_add(wheel, &p.timer, 7 * TICK), 0);
+	end_fired = 0;
+	assert_int_equal(tw_advance(wheel, UINT64_MAX), 1);
+	assert_int_equal(end_fired, 1);
+	assert_int_equal(end_expires, 7 * TICK);
+	assert_int_equal(p.timer.expires, 7 * TICK);
+	assert_false(tw_pending(&p.timer));
+	assert_wheel_sound(wheel);
+	tw_wheel_destroy(wheel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_forward_end_of_time),
 		cmocka_unit_test(test_notify_hook),
 		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_periodic_end_keeps_expiry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,7 +48,8 @@ static void init_timers(struct tw_timer *t, ...)
 
 /* The boundary the header promises a periodic timer: E's tick rounded up
  * to a multiple of 2^a ticks, 2^a the largest power of two no greater than
- * slack / tick + 1, and the last tick if that multiple lies past it. */
+ * slack / tick + 1, and if that multiple lies past the last tick, the
+ * coarsest tick from E's to the last. */
 static uint64_t boundary_ns(uint64_t e, uint64_t slack, uint64_t tick)
 {
 	tw_model_u128 k = e / tick + (e % tick != 0);
@@ -58,7 +59,7 @@ static uint64_t boundary_ns(uint64_t e, uint64_t slack, uint64_t tick)
 	tw_model_u128 b = (k + p - 1) / p * p;
 	tw_model_u128 last = UINT64_MAX / tick + (UINT64_MAX % tick != 0);
 	if (b > last)
-		b = last;
+		return tw_model_coarsest_ns(e, UINT64_MAX, tick);
 	return tw_model_saturate(b * tick);
 }
 
@@ -460,6 +461,75 @@ static void test_end_of_time(void **state)
 	}
 }
 
+/* An advance short of tw_next_expiry() fires nothing, the one that reaches
+ * it fires the timer, at the tick the header names for its window. */
+static void fires_at_next_expiry(struct tw_wheel *w, uint64_t e, uint64_t slack)
+{
+	uint64_t next = tw_next_expiry(w);
+	fired_count = 0;
+	clock_now = next - 1;
+	assert_int_equal(tw_advance(w, clock_now), 0);
+	assert_wheel_sound(w);
+	run_until_fired(w);
+	assert_int_equal(fired_at, tw_model_coarsest_ns(e, slack, TW_DEFAULT_TICK_NS));
+	assert_wheel_sound(w);
+}
+
+/* An exact timer re-armed earlier into a window that opens at its bucket's
+ * cascade point: [127.9 ms, 376.8 ms] opens at tick 128, where the bucket
+ * of its old tick 136 (level 1, from 128) comes due. Staying there, the
+ * cascade at 128 would fire it while tw_next_expiry() still said 136. Also
+ * through tw_mod() on a wheel whose default slack is that window. */
+static void test_rearm_earlier_into_window(void **state)
+{
+	(void)state;
+	const uint64_t e = 127893727, slack = 248892979;
+	struct tw_timer t;
+	tw_timer_init(&t, on_fire);
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 90 * MS), 0);
+	assert_int_equal(tw_add(w, &t, 135957200), 0);
+	assert_int_equal(tw_mod_range(w, &t, e, slack), 1);
+	fires_at_next_expiry(w, e, slack);
+	tw_wheel_destroy(w);
+
+	struct tw_config cfg = { .slack_ns = slack };
+	assert_int_equal(tw_wheel_create(&w, &cfg, 90 * MS), 0);
+	assert_int_equal(tw_add_range(w, &t, 135957200, 0), 0);
+	assert_int_equal(tw_mod(w, &t, e), 1);
+	fires_at_next_expiry(w, e, slack);
+	tw_wheel_destroy(w);
+}
+
+/* A periodic timer whose boundary lies past the last tick (3 ns tick, a
+ * window of 2^62 ticks) fires at the coarsest tick between its expiry's
+ * and the last, and tw_next_expiry() says so: an advance short of it fires
+ * nothing. The bucket that holds the last tick comes due before it, and
+ * would fire a timer left there at its cascade, unannounced. */
+static void test_periodic_past_last_tick(void **state)
+{
+	(void)state;
+	const uint64_t slack = 16955313924020572852ull, e = 13837201669635295291ull;
+	struct tw_config cfg = { .tick_ns = 3, .slack_ns = slack };
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, &cfg, e), 0);
+	struct tw_periodic p;
+	assert_int_equal(tw_periodic_init(&p, on_fire, 8), 0);
+	assert_int_equal(tw_add(w, &p.timer, e), 0); /* due */
+	fired_count = 0;
+	clock_now = e;
+	assert_int_equal(tw_advance(w, clock_now), 1);
+	assert_int_equal(p.timer.expires, e + 8); /* re-armed */
+	uint64_t next = tw_next_expiry(w);
+	clock_now = 17293822569102704640ull;
+	int fired = tw_advance(w, clock_now);
+	assert_true(fired == 0 || clock_now >= next);
+	assert_int_equal(next, tw_model_coarsest_ns(e + 8, UINT64_MAX, 3));
+	assert_int_equal(fired, 1);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_coarsest_tick),	    cmocka_unit_test(test_periodic_boundary_at_end),
 		cmocka_unit_test(test_search_keeps_next_expiry), cmocka_unit_test(test_search_leaves_no_idle_wakeup),
 		cmocka_unit_test(test_rearm_stays_until_window), cmocka_unit_test(test_exact_rearmed_with_window),
+		cmocka_unit_test(test_rearm_earlier_into_window), cmocka_unit_test(test_periodic_past_last_tick),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

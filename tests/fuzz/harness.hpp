@@ -11,8 +11,10 @@
 // every timer whose window has closed fired, that a wake-up (an advance
 // that reaches the next expiry) fired every timer whose window has opened,
 // that the firings of one advance can be given nondecreasing ticks inside
-// their windows, and that the next expiry is never past the end of the
-// earliest window. Every call on the wheel is
+// their windows, that the next expiry is never past the end of the
+// earliest window, and that an advance short of it fires nothing. Re-arms
+// go anywhere, and also near the timer's own expiry, earlier or later, on
+// and off the boundaries where buckets start. Every call on the wheel is
 // mirrored on the model, and any difference aborts with the reason, so
 // libFuzzer records the input and the soak stops at the first divergence.
 //
@@ -138,6 +140,7 @@ struct harness {
 	std::multimap<uint64_t, int> closing; // the same timers by the last tick of their windows
 	std::vector<char> expected; // must fire in the advance under way
 	uint64_t limit = 0;         // the clock's tick in the advance under way: keys up to it may fire
+	bool wake_up = false;       // the advance under way reaches the next expiry
 	bool in_advance = false;
 	int in_callback = 0;
 	uint64_t last_key = 0;
@@ -256,6 +259,26 @@ struct harness {
 		default:
 			return now;
 		}
+	}
+
+	// A re-arm near t's own expiry (if armed), earlier or later by up to a
+	// few ticks or levels, and often on a boundary of 2^k ticks where a
+	// bucket starts: a window that opens there opens at its cascade.
+	uint64_t nearby_expiry(const timer &t)
+	{
+		if (!t.armed)
+			return random_expiry();
+		uint8_t r = src.byte();
+		unsigned shift = r % 40;
+		uint64_t scale = tick > UINT64_MAX >> shift ? UINT64_MAX : tick << shift;
+		uint64_t d = src.below(scale);
+		uint64_t e = r & 0x40 ? (t.expires > d ? t.expires - d : 0) : sat_add(t.expires, d);
+		if (r & 0x80) {
+			unsigned k = slot_bits * (1 + src.byte() % 4);
+			uint64_t grid = k >= 64 || tick > UINT64_MAX >> k ? tick : tick << k;
+			e = e / grid * grid;
+		}
+		return e;
 	}
 
 	// Slack: none, under a tick, a few ticks (so that windows share the
@@ -455,6 +478,41 @@ struct harness {
 		model_disarm(t);
 	}
 
+	// The advance to `to` begins: the timers whose window has opened may
+	// fire (their count is returned), and must if it is a wake-up (it
+	// reaches the next expiry) or their window has closed.
+	size_t expect_firings(uint64_t to)
+	{
+		wake_up = to >= tw_next_expiry(w); // checked against the windows by verify()
+		now = to;
+		limit = clock_tick(to);
+		size_t expect = 0;
+		for (auto it = armed.begin(); it != armed.end() && it->first <= limit; ++it) {
+			if (wake_up || timers[static_cast<size_t>(it->second)]->last <= limit)
+				expected[static_cast<size_t>(it->second)] = 1;
+			expect++;
+		}
+		return expect;
+	}
+
+	// A callback destroyed the wheel. Our hook holds it: it was told the
+	// wheel is empty, the wheel refuses work, and removing the hook frees
+	// it. Then carry on with a new wheel of the same shape.
+	void after_dying(uint64_t to)
+	{
+		dying = false;
+		if (hooked) { // else tw_advance freed it
+			TWH_REQUIRE(*this, notified == UINT64_MAX, "the hook was not told a destroyed wheel is empty");
+			TWH_REQUIRE(*this, tw_count(w) == 0 && tw_next_expiry(w) == UINT64_MAX,
+				    "a destroyed wheel holds timers");
+			TWH_REQUIRE(*this, tw_advance(w, to) == -EINVAL, "tw_advance on a destroyed wheel");
+			TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
+		}
+		w = nullptr;
+		new_wheel(tick, slot_bits, default_slack, now);
+		advances++;
+	}
+
 	void op_advance(uint64_t to)
 	{
 		if (to < now) {
@@ -462,15 +520,7 @@ struct harness {
 			TWH_REQUIRE(*this, r == 0, "backwards advance gave %d", r);
 			return;
 		}
-		bool wake_up = to >= tw_next_expiry(w); // checked against the windows by verify()
-		now = to;
-		limit = clock_tick(to);
-		size_t expect = 0; // at most this many may fire: their windows have opened
-		for (auto it = armed.begin(); it != armed.end() && it->first <= limit; ++it) {
-			if (wake_up || timers[static_cast<size_t>(it->second)]->last <= limit)
-				expected[static_cast<size_t>(it->second)] = 1; // and these must: a wake-up, or closed
-			expect++;
-		}
+		size_t expect = expect_firings(to);
 		last_key = 0;
 		fired_now = 0;
 		in_advance = true;
@@ -484,20 +534,7 @@ struct harness {
 				    (unsigned long long)to);
 		TWH_REQUIRE(*this, fired_now <= expect, "more fired than due");
 		if (dying) {
-			// Our hook holds the destroyed wheel: it was told the wheel is
-			// empty, the wheel refuses work, and removing the hook frees it.
-			// Then carry on with a new wheel of the same shape.
-			dying = false;
-			if (hooked) { // else tw_advance freed it
-				TWH_REQUIRE(*this, notified == UINT64_MAX, "the hook was not told a destroyed wheel is empty");
-				TWH_REQUIRE(*this, tw_count(w) == 0 && tw_next_expiry(w) == UINT64_MAX,
-					    "a destroyed wheel holds timers");
-				TWH_REQUIRE(*this, tw_advance(w, to) == -EINVAL, "tw_advance on a destroyed wheel");
-				TWH_REQUIRE(*this, tw_set_notify(w, NULL, NULL) == 0, "removing the hook of a destroyed wheel");
-			}
-			w = nullptr;
-			new_wheel(tick, slot_bits, default_slack, now);
-			advances++;
+			after_dying(to);
 			return;
 		}
 		stats.advances++;
@@ -508,14 +545,17 @@ struct harness {
 		advances++;
 	}
 
-	static void on_fire(tw_timer *tt)
+	// A firing the model allows: armed, its window open, in a wake-up (an
+	// advance short of the next expiry fires nothing), in tick order.
+	void check_firing(timer &t)
 	{
-		timer &t = *tw_container_of(tw_container_of(tt, tw_periodic, timer), timer, p);
-		harness &h = *t.h;
+		harness &h = *this;
 		TWH_REQUIRE(h, h.in_advance && !h.in_callback, "callback outside an advance, or nested");
 		TWH_REQUIRE(h, t.armed, "timer %d fired while idle in the model", t.id);
 		TWH_REQUIRE(h, t.pos->first <= h.limit, "timer %d (expires %llu, key %llu) fired early at %llu", t.id,
 			    (unsigned long long)t.expires, (unsigned long long)t.pos->first, (unsigned long long)h.now);
+		TWH_REQUIRE(h, h.wake_up, "timer %d (expires %llu, slack %llu) fired at %llu, short of the next expiry", t.id,
+			    (unsigned long long)t.expires, (unsigned long long)t.slack, (unsigned long long)h.now);
 		h.expected[static_cast<size_t>(t.id)] = 0;
 		// Tick order: each firing gets the earliest tick in its window not
 		// before the previous firing's; it must still be in the window.
@@ -535,7 +575,14 @@ struct harness {
 		h.fired_now++;
 		h.fired_total++;
 		h.stats.fired++;
+	}
 
+	// A periodic timer was re-armed before its callback at
+	// expires + n * period > now; without such a time (or a period), it is
+	// idle and keeps the expiry it fired for.
+	void check_periodic(timer &t, const tw_timer *tt)
+	{
+		harness &h = *this;
 		uint64_t n, e = 0;
 		if (t.periodic && t.p.period)
 			e = tw_model_forward(t.expires, h.now, t.p.period, &n);
@@ -546,9 +593,18 @@ struct harness {
 				    (unsigned long long)tt->expires, (unsigned long long)e);
 			h.model_arm(t, e, t.slack);
 		} else {
-			// One-shot, period 0, or no later time to re-arm at.
 			TWH_REQUIRE(h, !tw_pending(tt), "one-shot timer %d pending in its callback", t.id);
+			TWH_REQUIRE(h, tt->expires == t.expires, "timer %d: expires %llu in its callback, fired for %llu",
+				    t.id, (unsigned long long)tt->expires, (unsigned long long)t.expires);
 		}
+	}
+
+	static void on_fire(tw_timer *tt)
+	{
+		timer &t = *tw_container_of(tw_container_of(tt, tw_periodic, timer), timer, p);
+		harness &h = *t.h;
+		h.check_firing(t);
+		h.check_periodic(t, tt);
 		h.in_callback++;
 		h.callback_action(t); // may free t
 		h.in_callback--;
@@ -563,8 +619,17 @@ struct harness {
 	{
 		if (quiet)
 			return;
-		uint8_t a = src.byte();
-		switch (a % 16) {
+		unsigned a = src.byte() % 16;
+		if (a >= 6 && a <= 10)
+			callback_on_timers(t, a);
+		else
+			callback_other(t, a);
+	}
+
+	// Cancel, re-arm or arm its own timer or another.
+	void callback_on_timers(timer &t, unsigned a)
+	{
+		switch (a) {
 		case 6:
 			op_mod(t, random_expiry());
 			break;
@@ -577,12 +642,21 @@ struct harness {
 			break;
 		case 9:
 			if (timer *o = pick())
-				op_mod(*o, random_expiry());
+				op_mod(*o, src.byte() % 2 ? nearby_expiry(*o) : random_expiry());
 			break;
-		case 10:
+		default:
 			if (timer *o = pick())
 				op_add(*o, random_expiry());
 			break;
+		}
+	}
+
+	// Free timers, try a nested advance (and look at the wheel from
+	// inside: timers still to fire in this advance are due now), destroy
+	// the wheel, arm a new timer, change a period.
+	void callback_other(timer &t, unsigned a)
+	{
+		switch (a) {
 		case 11:
 			free_timer(&t);
 			break;
@@ -595,6 +669,10 @@ struct harness {
 			TWH_REQUIRE(*this, r == -EBUSY, "tw_advance from a callback gave %d", r);
 			r = tw_check(w);
 			TWH_REQUIRE(*this, r == 0, "tw_check in a callback gave %d", r);
+			for (char e : expected)
+				TWH_REQUIRE(*this, !e || tw_next_expiry(w) == now,
+					    "a timer is still to fire in this advance, but the next expiry is %llu",
+					    (unsigned long long)tw_next_expiry(w));
 			if (src.byte() % 4 == 0)
 				destroy_in_callback(t);
 			break;
@@ -688,19 +766,61 @@ struct harness {
 
 	void step()
 	{
-		uint8_t op = src.byte();
+		unsigned op = src.byte() % 20;
 		size_t slot = src.below(timers.size());
-		switch (op % 20) {
+		if (op <= 8 || op == 14 || (op >= 16 && op <= 18))
+			step_timer(op, slot);
+		else
+			step_wheel(op);
+		ops++;
+		verify(ops % opt.check_every == 0);
+	}
+
+	// An operation on the timer in `slot`.
+	void step_timer(unsigned op, size_t slot)
+	{
+		switch (op) {
 		case 0: case 1: case 2: case 3:
 			op_add(*get_or_new(slot), random_expiry());
 			break;
-		case 4: case 5: case 6:
+		case 4: case 5:
 			op_mod(*get_or_new(slot), random_expiry());
 			break;
+		case 6: {
+			timer &t = *get_or_new(slot);
+			op_mod(t, nearby_expiry(t));
+			break;
+		}
 		case 7: case 8:
 			if (timers[slot])
 				op_del(*timers[slot]);
 			break;
+		case 14:
+			if (timers[slot])
+				free_timer(timers[slot]);
+			else
+				new_timer(slot);
+			break;
+		case 16:
+			if (timers[slot])
+				op_foreign(*timers[slot]);
+			break;
+		case 17:
+			if (timers[slot])
+				op_forward(*timers[slot]);
+			break;
+		default:
+			if (timers[slot] && timers[slot]->periodic)
+				timers[slot]->p.period = src.byte() % 8 ? random_period() : 0;
+			break;
+		}
+	}
+
+	// Advances small, to the next expiry, huge and backwards; a new wheel;
+	// the dump; the hook off and on.
+	void step_wheel(unsigned op)
+	{
+		switch (op) {
 		case 9: case 10:
 			op_advance(sat_add(now, src.below(sat_mul(3, tick))));
 			break;
@@ -715,29 +835,11 @@ struct harness {
 		case 13:
 			op_advance(now ? now - 1 - src.below(now) : 0);
 			break;
-		case 14:
-			if (timers[slot])
-				free_timer(timers[slot]);
-			else
-				new_timer(slot);
-			break;
 		case 15:
 			if (opt.rewheel && src.byte() % 4 == 0)
 				new_wheel_from_input();
 			else
 				op_advance(sat_add(now, sat_mul(tick, src.byte())));
-			break;
-		case 16:
-			if (timers[slot])
-				op_foreign(*timers[slot]);
-			break;
-		case 17:
-			if (timers[slot])
-				op_forward(*timers[slot]);
-			break;
-		case 18:
-			if (timers[slot] && timers[slot]->periodic)
-				timers[slot]->p.period = src.byte() % 8 ? random_period() : 0;
 			break;
 		default:
 			if (devnull) {
@@ -749,8 +851,6 @@ struct harness {
 			}
 			break;
 		}
-		ops++;
-		verify(ops % opt.check_every == 0);
 	}
 
 	// What must hold between calls. The cheap part after every call.
@@ -785,8 +885,13 @@ struct harness {
 			    (unsigned long long)s.fired, (unsigned long long)stats.fired,
 			    (unsigned long long)s.cancelled, (unsigned long long)stats.cancelled,
 			    (unsigned long long)s.advances, (unsigned long long)stats.advances);
-		if (!full)
-			return;
+		if (full)
+			verify_full();
+	}
+
+	// tw_check, and every timer's state against the model's.
+	void verify_full()
+	{
 		int r = tw_check(w);
 		TWH_REQUIRE(*this, r == 0, "tw_check = %d", r);
 		for (timer *t : timers) {
