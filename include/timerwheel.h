@@ -654,6 +654,47 @@ TW_API int tw_request_wait(struct tw_wheel *w, struct tw_request *req);
 TW_API int tw_drain(struct tw_wheel *w);
 
 /**
+ * tw_walk_fn - the visitor of tw_walk()
+ * @t:       a pending timer (tw_container_of() gives the program's record)
+ * @expires: its expiry, as last armed (for a periodic timer, the next one)
+ * @arg:     the argument given to tw_walk()
+ *
+ * It may read the wheel and the timer, and change the program's own
+ * fields around the timer; it must not arm, re-arm or cancel a timer of
+ * the wheel, advance it or destroy it (the walk would follow links that
+ * moved).
+ *
+ * Return: 0 to go on, anything else to stop the walk, which returns it.
+ */
+typedef int (*tw_walk_fn)(struct tw_timer *t, uint64_t expires, void *arg);
+
+/**
+ * tw_walk - visit every pending timer, without changing the wheel
+ * @w:   the wheel
+ * @fn:  called once for each pending timer (see tw_walk_fn)
+ * @arg: passed to @fn
+ *
+ * For checkpoints and orderly shutdowns: the walk reads the wheel and
+ * changes nothing, not even its counters, so the program may write out
+ * each timer's record with its expiry, and later restore it by arming the
+ * timer again (an expiry already past fires in the next tw_advance()).
+ * Every timer that tw_pending() calls pending is visited exactly once, in
+ * no specified order: those already due first, then the wheel's slots.
+ * O(timers) plus O(levels): empty slots are skipped through the occupancy
+ * bitmaps. A timer with slack is visited with its expiry; its window is
+ * the program's to remember.
+ *
+ * Allowed from a callback of @w: it then visits the timers still to run in
+ * the same advance (they are pending) and not the running one, unless that
+ * one was re-armed (a periodic timer is re-armed before its callback).
+ *
+ * Return: 0 once every timer was visited (also for an empty wheel), the
+ * first non-zero value @fn returned (the walk stops there), or -EINVAL if
+ * @w or @fn is NULL.
+ */
+TW_API int tw_walk(const struct tw_wheel *w, tw_walk_fn fn, void *arg);
+
+/**
  * tw_get_stats - read the wheel's counters
  * @w:   the wheel
  * @out: filled with the counters

@@ -343,6 +343,14 @@ TW_API int tw_get_stats(const tw_wheel *w, tw_stats *out)
 	return 0;
 }
 
+TW_API int tw_walk(const tw_wheel *w, tw_walk_fn fn, void *arg)
+{
+	if (!w || !fn)
+		return -EINVAL;
+	TW_LIVE(w);
+	return w->walk(fn, arg);
+}
+
 TW_API int tw_check(const tw_wheel *w)
 {
 	if (!w)

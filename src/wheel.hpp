@@ -249,6 +249,7 @@ struct tw_wheel {
 	void publish_horizon(uint64_t when);
 	int check() const;
 	void dump(FILE *out, bool verbose) const;
+	int walk(tw_walk_fn fn, void *arg) const;
 
 	// A bucket is named by one index, level by level; these are the only
 	// places that know how.
