@@ -251,6 +251,16 @@ TW_API int tw_advance(tw_wheel *w, uint64_t now)
 	return fired;
 }
 
+TW_API int tw_advance_budget(tw_wheel *w, uint64_t now, unsigned budget)
+{
+	if (!w || !budget)
+		return -EINVAL;
+	TW_LIVE(w);
+	int fired = w->advance(now, budget);
+	release_if_unused(w); // as tw_advance()
+	return fired;
+}
+
 TW_API uint64_t tw_next_expiry(const tw_wheel *w)
 {
 	if (!w)

@@ -670,15 +670,21 @@ inline void tw_wheel::rearm_periodic(tw_timer *t)
 		t->expires = fired_for;
 }
 
-int tw_wheel::run_expired_timers()
+// Callbacks run from `ready`, the first `budget` timers of the due list;
+// the others stay due, in their order, ahead of what comes due later.
+int tw_wheel::run_expired_timers(unsigned budget)
 {
 	TW_ASSERT(!ready && !running(), "due");
 	int fired = 0;
 	holds |= tw::held_by_advance;
-	ready = due.first;
+	if (budget == no_budget) {
+		ready = due.first;
+		due.init();
+	} else {
+		ready = due.take_front(budget);
+	}
 	if (ready)
 		ready->tw__pprev = &ready;
-	due.init();
 	for (tw_timer *t; (t = ready);) {
 		unlink(t);
 		if (tw::is_periodic(t))
@@ -718,7 +724,7 @@ __attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
 	return running() ? -EBUSY : -EINVAL;
 }
 
-int tw_wheel::advance(uint64_t now)
+int tw_wheel::advance(uint64_t now, unsigned budget)
 {
 	// Both refusals in one test of the holders.
 	if ((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program)
@@ -728,13 +734,13 @@ int tw_wheel::advance(uint64_t now)
 	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
 	uint64_t target_tick = tick_of_now(now);
 	if (due.first || requests_pending() || next_event_tick() <= target_tick)
-		return advance_events(now, target_tick);
+		return advance_events(now, target_tick, budget);
 	now_tick = target_tick;
 	now_ns = now;
 	return end_advance(0);
 }
 
-__attribute__((noinline)) int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
+__attribute__((noinline)) int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
 {
 	if (requests_pending())
 		drain();
@@ -750,7 +756,7 @@ __attribute__((noinline)) int tw_wheel::advance_events(uint64_t now, uint64_t ta
 	if (!level_mask)
 		widest = 0;
 	now_ns = now;
-	int fired = due.first ? run_expired_timers() : 0;
+	int fired = due.first ? run_expired_timers(budget) : 0;
 	if (destroyed()) {
 		drain();
 		notify_now(UINT64_MAX);

@@ -239,7 +239,10 @@ struct tw_wheel {
 	int add(tw_timer *t, uint64_t expires, uint64_t slack);
 	int mod(tw_timer *t, uint64_t expires, uint64_t slack);
 	int del(tw_timer *t);
-	int advance(uint64_t now);
+	// budget: at most that many callbacks, the other due timers left due
+	// for the next advance; no_budget for all of them.
+	static constexpr unsigned no_budget = ~0u;
+	int advance(uint64_t now, unsigned budget = no_budget);
 	uint64_t next_expiry() const;
 	int post(tw_request *req, int op, tw_timer *t, uint64_t expires);
 	int drain();
@@ -294,11 +297,11 @@ private:
 	void fire_open_windows();
 	void take_opened(size_t index);
 	int refuse_advance() const;
-	int advance_events(uint64_t now, uint64_t target_tick);
+	int advance_events(uint64_t now, uint64_t target_tick, unsigned budget);
 	int end_advance(int fired);
 	void dump_level(FILE *out, unsigned level) const;
 	void dump_level_timers(FILE *out, unsigned level) const;
-	int run_expired_timers();
+	int run_expired_timers(unsigned budget);
 	void notify_armed(uint64_t expires, bool was_empty);
 	void notify_now(uint64_t when);
 };
