@@ -509,6 +509,31 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
 TW_API int tw_advance_budget(struct tw_wheel *w, uint64_t now, unsigned budget);
 
 /**
+ * tw_set_wake_budget - the most timers a backend fires per wake-up
+ * @w:      the wheel
+ * @budget: at least 1; UINT_MAX (the default) for no budget
+ *
+ * The libuv and io_uring backends advance their wheel with
+ * tw_advance_budget(w, now, tw_wake_budget(w)) when their OS timer fires:
+ * with a budget, a wake-up that finds many timers due fires that many and
+ * leaves the rest for the next turn of the loop, which serves its I/O in
+ * between. A loop of the program's own can do the same. Set it on the
+ * backend's wheel (tw_uv_wheel(), or the wheel given to tw_uring_attach()) at any time, also from
+ * a callback: it applies from the next wake-up.
+ *
+ * Return: 0, -EINVAL if @w is NULL or @budget is 0.
+ */
+TW_API int tw_set_wake_budget(struct tw_wheel *w, unsigned budget);
+
+/**
+ * tw_wake_budget - the budget set by tw_set_wake_budget()
+ * @w: the wheel
+ *
+ * Return: the budget, UINT_MAX if none was set (or @w is NULL).
+ */
+TW_API unsigned tw_wake_budget(const struct tw_wheel *w);
+
+/**
  * tw_next_expiry - when the wheel next has work
  * @w: the wheel
  *

@@ -261,6 +261,23 @@ TW_API int tw_advance_budget(tw_wheel *w, uint64_t now, unsigned budget)
 	return fired;
 }
 
+TW_API int tw_set_wake_budget(tw_wheel *w, unsigned budget)
+{
+	if (!w || !budget)
+		return -EINVAL;
+	TW_LIVE(w);
+	w->wake_budget = budget;
+	return 0;
+}
+
+TW_API unsigned tw_wake_budget(const tw_wheel *w)
+{
+	if (!w)
+		return tw_wheel::no_budget;
+	TW_LIVE(w);
+	return w->wake_budget;
+}
+
 TW_API uint64_t tw_next_expiry(const tw_wheel *w)
 {
 	if (!w)

@@ -326,7 +326,7 @@ static int notify_none(struct tw_wheel *w, uint64_t next, void *arg)
 static void run_wheel(struct tw_uring *u)
 {
 	u->busy++;
-	tw_advance(u->w, tw_uring_now());
+	tw_advance_budget(u->w, tw_uring_now(), tw_wake_budget(u->w));
 	u->busy--;
 	/* The hook normally re-armed from tw_advance(); this covers an advance
 	 * that could not run (called from inside a callback). */

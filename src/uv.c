@@ -146,7 +146,7 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 		h->tw__early++;
 	/* The hook at the end of the advance re-arms us, also after an
 	 * early wake-up, where nothing fires. */
-	(void)tw_advance(h->tw__wheel, now);
+	(void)tw_advance_budget(h->tw__wheel, now, tw_wake_budget(h->tw__wheel));
 }
 
 int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, unsigned flags)

@@ -95,6 +95,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->notified = 0; // no hook yet: see set_notify()
 	w->horizon = UINT64_MAX;
 	w->holds = tw::held_by_program;
+	w->wake_budget = no_budget;
 	for (unsigned b = 0; b < 64; b++)
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
 	*out = w;

@@ -187,6 +187,7 @@ struct tw_wheel {
 	uint64_t slot_mask;
 	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
 	unsigned widest;        // no timer in a slot has a larger alignment; 0: all are exact
+	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
 	uint64_t woke_tick;     // the clock's tick at the last wake-up (the open rule)
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	uint8_t holds;    // who holds the wheel: tw::held_by_program and the others
