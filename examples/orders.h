@@ -73,6 +73,8 @@ struct orders_result {
 	size_t timer_size;     /* sizeof the timer embedded in it */
 	double rss_per_order;  /* RSS growth while creating / orders; < 0 if unknown */
 	double placements;     /* timerwheel: times a timer was put in a wheel slot, per order */
+	bool has_lateness;     /* timerwheel: the three below, from tw_get_lateness() */
+	uint64_t late_p50_ns, late_p99_ns, late_hist_max_ns;
 	bool ok;               /* every check passed */
 };
 
@@ -89,6 +91,9 @@ long orders_rss_bytes(void);
 int orders_main(int argc, char **argv, bool compare);
 
 /* Reporting (orders_report.c). */
+struct tw_wheel;
+void orders_get_lateness(const struct tw_wheel *w, struct orders_result *r);
+void orders_print_lateness(const struct orders_result *r);
 void orders_print(const struct orders_opts *o, const struct orders_result *r);
 int orders_compare(const struct orders_opts *o);
 int orders_compare_slack(const struct orders_opts *o);

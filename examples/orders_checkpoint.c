@@ -282,6 +282,12 @@ int orders_run_checkpoint(const struct orders_opts *opt)
 		else
 			printf("every order re-checked: %" PRIu64 " in this run\n", cp.fired);
 	}
+	if (!err && cp.fired) {
+		struct orders_result r = { .has_lateness = false };
+
+		orders_get_lateness(cp.w, &r);
+		orders_print_lateness(&r);
+	}
 	tw_wheel_destroy(cp.w);
 	close(cp.journal);
 	free(orders);

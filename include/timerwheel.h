@@ -228,6 +228,31 @@ struct tw_stats {
 	uint64_t os_rearms;
 };
 
+/** Buckets of struct tw_lateness: under a tick, then one per power of two. */
+#define TW_LATENESS_BUCKETS 65
+
+/**
+ * struct tw_lateness - how late timers fired, as a histogram
+ * @tick_ns: the wheel's tick, the unit of the buckets
+ * @count:   @count[0]: timers that fired less than a tick after their
+ *           expiry; @count[b], b >= 1: those that fired from
+ *           2^(b-1) ticks up to (not including) 2^b ticks after it
+ * @fired:   the sum of @count, the callbacks called
+ * @max_ns:  the largest lateness, in ns
+ *
+ * Lateness is the @now of the advance that fired a timer minus its expiry
+ * (for a periodic timer, the expiry it fired for): what the wheel itself
+ * adds, by rounding to ticks, by slack windows and by a budget that left a
+ * timer for a later advance, and how late the program advanced it. It
+ * does not include a loop's own delay from that @now to the callback.
+ */
+struct tw_lateness {
+	uint64_t tick_ns;
+	uint64_t count[TW_LATENESS_BUCKETS];
+	uint64_t fired;
+	uint64_t max_ns;
+};
+
 /**
  * tw_notify_fn - the notify hook, for event-loop backends
  * @w:    the wheel
@@ -296,7 +321,7 @@ TW_API const char *tw_version_string(void);
  * @now: the current time in ns
  *
  * One allocation per wheel, and none after it: 48 bytes per slot (levels
- * times 2^slot_bits slots) plus about 500, 25,136 bytes with the defaults
+ * times 2^slot_bits slots) plus about 1,000, 25,664 bytes with the defaults
  * on x86-64. Besides, the process-wide set of live wheel ids
  * (4 bytes per live wheel, kept at most half full) grows when more wheels
  * are alive at once than it holds, and is freed when none is.
@@ -518,8 +543,11 @@ TW_API int tw_advance_budget(struct tw_wheel *w, uint64_t now, unsigned budget);
  * with a budget, a wake-up that finds many timers due fires that many and
  * leaves the rest for the next turn of the loop, which serves its I/O in
  * between. A loop of the program's own can do the same. Set it on the
- * backend's wheel (tw_uv_wheel(), or the wheel given to tw_uring_attach()) at any time, also from
- * a callback: it applies from the next wake-up.
+ * backend's wheel (tw_uv_wheel(), or the wheel given to tw_uring_attach())
+ * at any time, also from a callback: it applies from the next wake-up.
+ * The libuv backend arms its uv timer in libuv's whole milliseconds, so
+ * the rest waits for the next millisecond: at most about @budget timers
+ * per millisecond, and the loop's I/O served meanwhile.
  *
  * Return: 0, -EINVAL if @w is NULL or @budget is 0.
  */
@@ -753,6 +781,33 @@ TW_API int tw_walk(const struct tw_wheel *w, tw_walk_fn fn, void *arg);
  * Return: 0, -EINVAL if @w or @out is NULL.
  */
 TW_API int tw_get_stats(const struct tw_wheel *w, struct tw_stats *out);
+
+/**
+ * tw_get_lateness - read how late the wheel's timers fired
+ * @w:   the wheel
+ * @out: filled with the histogram since the wheel was created
+ *
+ * A fixed histogram, updated at each firing at the cost of a multiply and
+ * a bit scan. Percentiles come from tw_lateness_quantile().
+ *
+ * Return: 0, -EINVAL if @w or @out is NULL.
+ */
+TW_API int tw_get_lateness(const struct tw_wheel *w, struct tw_lateness *out);
+
+/**
+ * tw_lateness_quantile - a percentile of a lateness histogram, rounded up
+ * @l:        the histogram, from tw_get_lateness()
+ * @permille: which one, 0 to 1000: 500 for the median, 990 for p99
+ *
+ * The upper edge of the bucket that holds the @permille-th thousandth of
+ * the firings (a tick for the first bucket, 2^b ticks for bucket b), no
+ * more than @l->max_ns: a bound that the true percentile does not exceed,
+ * and at most twice it (or a tick above it).
+ *
+ * Return: the lateness in ns; 0 if nothing fired, or @l is NULL or
+ * @permille is above 1000.
+ */
+TW_API uint64_t tw_lateness_quantile(const struct tw_lateness *l, unsigned permille);
 
 /**
  * tw_check - verify every invariant of the wheel, O(timers)

@@ -378,6 +378,15 @@ TW_API int tw_walk(const tw_wheel *w, tw_walk_fn fn, void *arg)
 	return w->walk(fn, arg);
 }
 
+TW_API int tw_get_lateness(const tw_wheel *w, tw_lateness *out)
+{
+	if (!w || !out)
+		return -EINVAL;
+	TW_LIVE(w);
+	w->get_lateness(out);
+	return 0;
+}
+
 TW_API int tw_check(const tw_wheel *w)
 {
 	if (!w)

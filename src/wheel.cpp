@@ -688,6 +688,7 @@ int tw_wheel::run_expired_timers(unsigned budget)
 		ready->tw__pprev = &ready;
 	for (tw_timer *t; (t = ready);) {
 		unlink(t);
+		record_lateness(t->expires);
 		if (tw::is_periodic(t))
 			rearm_periodic(t);
 		stats.fired++;

@@ -219,6 +219,8 @@ struct tw_wheel {
 	char owner_apart[64];
 
 	tw_stats stats;
+	uint64_t late[TW_LATENESS_BUCKETS]; // tw_get_lateness(): firings by lateness (lateness.cpp)
+	uint64_t late_max;
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
 
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
@@ -251,6 +253,18 @@ struct tw_wheel {
 	// for publish_horizon(), and as cheap as a plain load on x86.
 	bool requests_pending() const { return __atomic_load_n(&requests, __ATOMIC_SEQ_CST) != nullptr; }
 	void publish_horizon(uint64_t when);
+	// A timer with this expiry fires now: count how late (lateness.cpp
+	// reads the histogram).
+	void record_lateness(uint64_t expires)
+	{
+		uint64_t late_ns = now_ns - expires;
+		TW_ASSERT(expires <= now_ns, "clock");
+		uint64_t ticks = per_tick.quotient(late_ns);
+		late[ticks ? tw::bit_width(ticks) : 0]++;
+		if (late_ns > late_max)
+			late_max = late_ns;
+	}
+	void get_lateness(tw_lateness *out) const;
 	int check() const;
 	void dump(FILE *out, bool verbose) const;
 	int walk(tw_walk_fn fn, void *arg) const;

@@ -93,6 +93,7 @@ done
 [ "$(restored "$dir/out4" 2)" = "$pending" ] || fail "run 4 found $(restored "$dir/out4" 2) of $pending overdue"
 grep -q '^every order re-checked' "$dir/out4" || fail "run 4 did not finish"
 echo "run 4: $(grep '^restored' "$dir/out4")"
+grep 'lateness' "$dir/out4"
 
 # The journal: every id once, its amount, none early.
 awk -v n=$n '
