@@ -228,23 +228,26 @@ struct tw_stats {
 	uint64_t os_rearms;
 };
 
-/** Buckets of struct tw_lateness: under a tick, then one per power of two. */
+/** Buckets of struct tw_lateness: none late, then one per power of two of ns. */
 #define TW_LATENESS_BUCKETS 65
 
 /**
  * struct tw_lateness - how late timers fired, as a histogram
- * @tick_ns: the wheel's tick, the unit of the buckets
- * @count:   @count[0]: timers that fired less than a tick after their
- *           expiry; @count[b], b >= 1: those that fired from
- *           2^(b-1) ticks up to (not including) 2^b ticks after it
+ * @tick_ns: the wheel's tick, for reading the buckets against it
+ * @count:   @count[0]: timers that fired at their expiry to the ns;
+ *           @count[b], b >= 1: those that fired from 2^(b-1) ns up to (not
+ *           including) 2^b ns after it (with a 1 ms tick, a tick is in
+ *           bucket 20, from 0.52 to 1.05 ms)
  * @fired:   the sum of @count, the callbacks called
  * @max_ns:  the largest lateness, in ns
  *
  * Lateness is the @now of the advance that fired a timer minus its expiry
  * (for a periodic timer, the expiry it fired for): what the wheel itself
  * adds, by rounding to ticks, by slack windows and by a budget that left a
- * timer for a later advance, and how late the program advanced it. It
- * does not include a loop's own delay from that @now to the callback.
+ * timer for a later advance, and how late the program advanced it. With a
+ * backend, that @now is the clock read when its OS timer woke it, so the
+ * OS's own wake-up lateness is in it too. It does not include a loop's own
+ * delay from that @now to the callback.
  */
 struct tw_lateness {
 	uint64_t tick_ns;
@@ -787,8 +790,8 @@ TW_API int tw_get_stats(const struct tw_wheel *w, struct tw_stats *out);
  * @w:   the wheel
  * @out: filled with the histogram since the wheel was created
  *
- * A fixed histogram, updated at each firing at the cost of a multiply and
- * a bit scan. Percentiles come from tw_lateness_quantile().
+ * A fixed histogram, updated at each firing at the cost of a bit scan.
+ * Percentiles come from tw_lateness_quantile().
  *
  * Return: 0, -EINVAL if @w or @out is NULL.
  */
@@ -799,10 +802,10 @@ TW_API int tw_get_lateness(const struct tw_wheel *w, struct tw_lateness *out);
  * @l:        the histogram, from tw_get_lateness()
  * @permille: which one, 0 to 1000: 500 for the median, 990 for p99
  *
- * The upper edge of the bucket that holds the @permille-th thousandth of
- * the firings (a tick for the first bucket, 2^b ticks for bucket b), no
- * more than @l->max_ns: a bound that the true percentile does not exceed,
- * and at most twice it (or a tick above it).
+ * The largest lateness of the bucket that holds the @permille-th
+ * thousandth of the firings (2^b - 1 ns for bucket b), no more than
+ * @l->max_ns: a bound that the true percentile does not exceed, and at
+ * most about twice it.
  *
  * Return: the lateness in ns; 0 if nothing fired, or @l is NULL or
  * @permille is above 1000.

@@ -256,7 +256,7 @@ TW_API int tw_advance_budget(tw_wheel *w, uint64_t now, unsigned budget)
 	if (!w || !budget)
 		return -EINVAL;
 	TW_LIVE(w);
-	int fired = w->advance(now, budget);
+	int fired = w->advance_budget(now, budget);
 	release_if_unused(w); // as tw_advance()
 	return fired;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // The lateness histogram: record_lateness() (wheel.hpp) counts each firing
-// in the bucket of its lateness in ticks, 0 for under a tick and b for
-// [2^(b-1), 2^b) ticks; here it is read out, and a percentile taken.
+// in the bucket of its lateness in ns, 0 for none and b for [2^(b-1), 2^b);
+// here it is read out, and a percentile taken.
 #include <errno.h>
 
 #include "wheel.hpp"
@@ -31,8 +31,8 @@ extern "C" TW_API uint64_t tw_lateness_quantile(const tw_lateness *l, unsigned p
 		seen += l->count[b];
 		if (seen < rank)
 			continue;
-		// The bucket's upper edge: 2^b ticks, saturating.
-		uint64_t edge = b >= 64 || l->tick_ns > (UINT64_MAX >> b) ? UINT64_MAX : l->tick_ns << b;
+		// The bucket's largest lateness, 2^b - 1 ns.
+		uint64_t edge = b >= 64 ? UINT64_MAX : (uint64_t{1} << b) - 1;
 		return edge < l->max_ns ? edge : l->max_ns;
 	}
 	return l->max_ns;

@@ -726,7 +726,9 @@ __attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
 	return running() ? -EBUSY : -EINVAL;
 }
 
-int tw_wheel::advance(uint64_t now, unsigned budget)
+// tw_advance() and tw_advance_budget(): one body, inlined into each, so
+// that the common advance, without a budget, carries none.
+TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
 	// Both refusals in one test of the holders.
 	if ((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program)
@@ -740,6 +742,16 @@ int tw_wheel::advance(uint64_t now, unsigned budget)
 	now_tick = target_tick;
 	now_ns = now;
 	return end_advance(0);
+}
+
+int tw_wheel::advance(uint64_t now)
+{
+	return advance_with(now, no_budget);
+}
+
+int tw_wheel::advance_budget(uint64_t now, unsigned budget)
+{
+	return advance_with(now, budget);
 }
 
 __attribute__((noinline)) int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)

@@ -245,7 +245,8 @@ struct tw_wheel {
 	// budget: at most that many callbacks, the other due timers left due
 	// for the next advance; no_budget for all of them.
 	static constexpr unsigned no_budget = ~0u;
-	int advance(uint64_t now, unsigned budget = no_budget);
+	int advance(uint64_t now);
+	int advance_budget(uint64_t now, unsigned budget);
 	uint64_t next_expiry() const;
 	int post(tw_request *req, int op, tw_timer *t, uint64_t expires);
 	int drain();
@@ -253,14 +254,14 @@ struct tw_wheel {
 	// for publish_horizon(), and as cheap as a plain load on x86.
 	bool requests_pending() const { return __atomic_load_n(&requests, __ATOMIC_SEQ_CST) != nullptr; }
 	void publish_horizon(uint64_t when);
-	// A timer with this expiry fires now: count how late (lateness.cpp
-	// reads the histogram).
+	// A timer with this expiry fires now: count how late, in the bucket
+	// of the lateness's bit width (lateness.cpp reads the histogram). A
+	// bit scan, where buckets of ticks would cost a division too.
 	void record_lateness(uint64_t expires)
 	{
 		uint64_t late_ns = now_ns - expires;
 		TW_ASSERT(expires <= now_ns, "clock");
-		uint64_t ticks = per_tick.quotient(late_ns);
-		late[ticks ? tw::bit_width(ticks) : 0]++;
+		late[late_ns ? tw::bit_width(late_ns) : 0]++;
 		if (late_ns > late_max)
 			late_max = late_ns;
 	}
@@ -312,6 +313,7 @@ private:
 	void fire_open_windows();
 	void take_opened(size_t index);
 	int refuse_advance() const;
+	int advance_with(uint64_t now, unsigned budget);
 	int advance_events(uint64_t now, uint64_t target_tick, unsigned budget);
 	int end_advance(int fired);
 	void dump_level(FILE *out, unsigned level) const;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tw_get_lateness() and tw_lateness_quantile(): each firing lands in the
- * bucket of its lateness in ticks (under a tick, then [2^(b-1), 2^b)),
+ * bucket of its lateness in ns (none, then [2^(b-1), 2^b)),
  * measured against the advance's now and, for a periodic timer, the expiry
  * it fired for; at the ends: an empty wheel, lateness of the whole clock
- * on a 1 ns tick (the last bucket), a budget that delays a timer, and the
+ * (the last bucket), a budget that delays a timer, and the
  * refusals.
  */
 #include "common.h"
@@ -39,12 +39,13 @@ static void test_empty_and_refusals(void **state)
 	tw_wheel_destroy(w);
 }
 
-/* Lateness 0, half a tick, 1, 3 and 1000 ticks: buckets 0, 0, 1, 2, 10. */
+/* Lateness 0, half a tick, 1, 3 and 1000 ticks of 1 ms: buckets 0, 19
+ * (2^18 to 2^19 ns), 20, 22 and 30. */
 static void test_buckets(void **state)
 {
 	(void)state;
 	static const uint64_t late[] = { 0, TICK / 2, TICK, 3 * TICK, 1000 * TICK };
-	static const int bucket[] = { 0, 0, 1, 2, 10 };
+	static const int bucket[] = { 0, 19, 20, 22, 30 };
 	struct tw_wheel *w;
 	struct tw_timer t[5];
 	struct tw_lateness l;
@@ -57,20 +58,21 @@ static void test_buckets(void **state)
 		now = e + late[i];
 		assert_int_equal(tw_advance(w, now), 1);
 		assert_int_equal(tw_get_lateness(w, &l), 0);
-		assert_int_equal(l.count[bucket[i]], 1 + (i == 1)); /* 0 and 1 share bucket 0 */
+		assert_int_equal(l.count[bucket[i]], 1);
 		assert_int_equal(l.fired, (uint64_t)i + 1);
 	}
 	assert_int_equal(l.max_ns, 1000 * TICK);
 	struct tw_stats st;
 	tw_get_stats(w, &st);
 	assert_int_equal(st.fired, l.fired);
-	/* Ranks 1 to 5: p0 and p40 in bucket 0 (a tick), p50 and p60 the 3rd
-	 * firing, in bucket 1 (2 ticks), p100 the max. */
-	assert_int_equal(tw_lateness_quantile(&l, 0), TICK);
-	assert_int_equal(tw_lateness_quantile(&l, 400), TICK);
-	assert_int_equal(tw_lateness_quantile(&l, 500), 2 * TICK);
-	assert_int_equal(tw_lateness_quantile(&l, 600), 2 * TICK);
-	assert_int_equal(tw_lateness_quantile(&l, 800), 4 * TICK);
+	/* Ranks 1 to 5: p0 the first firing (on time), p40 the second
+	 * (bucket 19), p50 and p60 the third (bucket 20), p80 the fourth
+	 * (bucket 22), p100 the max. */
+	assert_int_equal(tw_lateness_quantile(&l, 0), 0);
+	assert_int_equal(tw_lateness_quantile(&l, 400), (1u << 19) - 1);
+	assert_int_equal(tw_lateness_quantile(&l, 500), (1u << 20) - 1);
+	assert_int_equal(tw_lateness_quantile(&l, 600), (1u << 20) - 1);
+	assert_int_equal(tw_lateness_quantile(&l, 800), (1u << 22) - 1);
 	assert_int_equal(tw_lateness_quantile(&l, 1000), 1000 * TICK);
 	assert_wheel_sound(w);
 	tw_wheel_destroy(w);
@@ -87,15 +89,16 @@ static void test_periodic(void **state)
 	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
 	assert_int_equal(tw_periodic_init(&p, nop, 10 * TICK), 0);
 	tw_add(w, &p.timer, 10 * TICK);
-	assert_int_equal(tw_advance(w, 17 * TICK), 1); /* 7 ticks late: bucket 3 */
+	assert_int_equal(tw_advance(w, 17 * TICK), 1); /* 7 ms late: bucket 23 */
 	tw_get_lateness(w, &l);
-	assert_int_equal(l.count[3], 1);
+	assert_int_equal(l.count[23], 1);
 	assert_int_equal(l.max_ns, 7 * TICK);
 	tw_wheel_destroy(w);
 }
 
-/* A 1 ns tick: a timer due at 0 fired at UINT64_MAX is UINT64_MAX ticks
- * late, the last bucket, whose edge saturates to the max. */
+/* A timer due at 0 fired at UINT64_MAX is UINT64_MAX ns late, the last
+ * bucket, whose edge saturates to the max; one due at UINT64_MAX is on
+ * time. On a 1 ns tick, so that the expiry is not rounded. */
 static void test_end_of_time(void **state)
 {
 	(void)state;
@@ -114,7 +117,7 @@ static void test_end_of_time(void **state)
 	assert_int_equal(l.count[0], 1);
 	assert_int_equal(l.max_ns, UINT64_MAX);
 	assert_int_equal(tw_lateness_quantile(&l, 1000), UINT64_MAX);
-	assert_int_equal(tw_lateness_quantile(&l, 500), 1);
+	assert_int_equal(tw_lateness_quantile(&l, 500), 0);
 	tw_wheel_destroy(w);
 }
 
@@ -131,10 +134,10 @@ static void test_budget(void **state)
 		tw_add(w, &t[i], 5 * TICK);
 	}
 	assert_int_equal(tw_advance_budget(w, 5 * TICK, 1), 1);
-	assert_int_equal(tw_advance(w, 25 * TICK), 1); /* 20 ticks late: bucket 5 */
+	assert_int_equal(tw_advance(w, 25 * TICK), 1); /* 20 ms late: bucket 25 */
 	tw_get_lateness(w, &l);
 	assert_int_equal(l.count[0], 1);
-	assert_int_equal(l.count[5], 1);
+	assert_int_equal(l.count[25], 1);
 	tw_wheel_destroy(w);
 }
 
