@@ -28,10 +28,14 @@ struct orders_opts {
 	uint32_t seed;
 	unsigned runs;     /* --compare: runs per side, the fastest is shown */
 	uint64_t slack_ms; /* timerwheel: each re-check may come this much after its due time */
+	const char *checkpoint; /* --checkpoint FILE: a real-clock service that survives restarts */
+	uint64_t recheck_ms;    /* --checkpoint: the re-check comes this long after the order */
+	uint64_t interval_ms;   /* --checkpoint: between two checkpoints */
 };
 
 /* A million orders in a ten-second burst: the demo's and the default run. */
-#define ORDERS_DEFAULTS { .count = 1000000, .burst_ms = 10000, .seed = 2463534242u, .runs = 3, .slack_ms = 0 }
+#define ORDERS_DEFAULTS { .count = 1000000, .burst_ms = 10000, .seed = 2463534242u, .runs = 3, .slack_ms = 0, \
+			  .checkpoint = NULL, .recheck_ms = ORDERS_RECHECK_MS, .interval_ms = 1000 }
 
 /*
  * The shop's books. Every unit of stock is in exactly one of available,
@@ -69,6 +73,8 @@ struct orders_result {
 	size_t timer_size;     /* sizeof the timer embedded in it */
 	double rss_per_order;  /* RSS growth while creating / orders; < 0 if unknown */
 	double placements;     /* timerwheel: times a timer was put in a wheel slot, per order */
+	bool has_lateness;     /* timerwheel: the three below, from tw_get_lateness() */
+	uint64_t late_p50_ns, late_p99_ns, late_hist_max_ns;
 	bool ok;               /* every check passed */
 };
 
@@ -85,6 +91,9 @@ long orders_rss_bytes(void);
 int orders_main(int argc, char **argv, bool compare);
 
 /* Reporting (orders_report.c). */
+struct tw_wheel;
+void orders_get_lateness(const struct tw_wheel *w, struct orders_result *r);
+void orders_print_lateness(const struct orders_result *r);
 void orders_print(const struct orders_opts *o, const struct orders_result *r);
 int orders_compare(const struct orders_opts *o);
 int orders_compare_slack(const struct orders_opts *o);
@@ -92,5 +101,7 @@ int orders_compare_slack(const struct orders_opts *o);
 /* The drivers: 0 if every check passed, 1 if one failed, -errno on error. */
 int orders_run_wheel(const struct orders_opts *o, struct orders_result *r);
 int orders_run_uv(const struct orders_opts *o, struct orders_result *r);
+/* --checkpoint (orders_checkpoint.c): 0, or -errno. */
+int orders_run_checkpoint(const struct orders_opts *o);
 
 #endif /* ORDERS_H */

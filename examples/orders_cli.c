@@ -3,7 +3,10 @@
  * The command line shared by order_recheck and demo:
  *
  *   [-n ORDERS] [--burst-ms MS] [--seed N] [--runs N] [--libuv | --compare | --slack-ms MS]
+ *   --checkpoint FILE [-n ORDERS] [--recheck-ms MS] [--burst-ms MS] [--interval-ms MS]
  *
+ * --checkpoint runs the orders on the real clock as a service that
+ * survives restarts (orders_checkpoint.c).
  * The last of --libuv, --compare and --slack-ms wins; --slack-ms runs the
  * wheel exactly and with that slack, side by side. Exits 0 only if every order was re-checked exactly once, none early, and
  * the stock books balance; 77 (skipped) for --libuv without libuv.
@@ -17,8 +20,9 @@
 static int usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-n ORDERS] [--burst-ms MS] [--seed N] [--runs N] [--libuv | --compare | --slack-ms MS]\n",
-		prog);
+		"usage: %s [-n ORDERS] [--burst-ms MS] [--seed N] [--runs N] [--libuv | --compare | --slack-ms MS]\n"
+		"       %s --checkpoint FILE [-n ORDERS] [--recheck-ms MS] [--burst-ms MS] [--interval-ms MS]\n",
+		prog, prog);
 	return 2;
 }
 
@@ -65,6 +69,14 @@ int orders_main(int argc, char **argv, bool compare)
 				return usage(argv[0]);
 			slack = true;
 			compare = libuv = false;
+		} else if (!strcmp(argv[i], "--checkpoint") && i + 1 < argc) {
+			o.checkpoint = argv[++i];
+		} else if (!strcmp(argv[i], "--recheck-ms") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &o.recheck_ms))
+				return usage(argv[0]);
+		} else if (!strcmp(argv[i], "--interval-ms") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &o.interval_ms) || o.interval_ms == 0)
+				return usage(argv[0]);
 		} else if (!strcmp(argv[i], "--libuv")) {
 			libuv = true;
 			compare = slack = false;
@@ -74,6 +86,12 @@ int orders_main(int argc, char **argv, bool compare)
 		} else {
 			return usage(argv[0]);
 		}
+	}
+	if (o.checkpoint) {
+		err = orders_run_checkpoint(&o);
+		if (err < 0)
+			fprintf(stderr, "order_recheck: %s: %s\n", o.checkpoint, strerror(-err));
+		return err < 0;
 	}
 	if (compare)
 		return orders_compare(&o);

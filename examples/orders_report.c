@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <timerwheel.h>
+
 #include "orders.h"
 
 static double per_s(uint64_t n, double s)
@@ -45,11 +47,33 @@ void orders_print(const struct orders_opts *o, const struct orders_result *r)
 	printf("  re-checked: %llu callbacks, %llu orders not exactly once, %llu early, latest %llu ms after due\n",
 	       (unsigned long long)r->rechecked, (unsigned long long)r->not_once,
 	       (unsigned long long)r->early, (unsigned long long)r->late_max_ms);
+	orders_print_lateness(r);
 	printf("  stock: %llu orders completed, %llu released their reservation; books %s\n",
 	       (unsigned long long)r->completed, (unsigned long long)r->released,
 	       r->balanced ? "balance" : "DO NOT BALANCE");
 	printf("%s: %s\n", r->engine,
 	       r->ok ? "OK, every order re-checked exactly once, none early" : "FAILED");
+}
+
+/* p50, p99 and max from the wheel's own lateness histogram. */
+void orders_get_lateness(const struct tw_wheel *w, struct orders_result *r)
+{
+	struct tw_lateness l;
+
+	if (tw_get_lateness(w, &l) != 0)
+		return;
+	r->has_lateness = true;
+	r->late_p50_ns = tw_lateness_quantile(&l, 500);
+	r->late_p99_ns = tw_lateness_quantile(&l, 990);
+	r->late_hist_max_ns = l.max_ns;
+}
+
+void orders_print_lateness(const struct orders_result *r)
+{
+	if (!r->has_lateness)
+		return;
+	printf("  lateness (tw_get_lateness): p50 <= %.3f ms, p99 <= %.3f ms, max %.3f ms\n",
+	       (double)r->late_p50_ns / 1e6, (double)r->late_p99_ns / 1e6, (double)r->late_hist_max_ns / 1e6);
 }
 
 /* Runs one driver in a child; its result comes back through shared memory. */
@@ -210,6 +234,10 @@ int orders_compare_slack(const struct orders_opts *o)
 	printf("  %-24s %12.2f %14.2f\n", "placements per order", r[0].placements, r[1].placements);
 	printf("  %-24s %9llu ms %11llu ms\n", "latest after due", (unsigned long long)r[0].late_max_ms,
 	       (unsigned long long)r[1].late_max_ms);
+	printf("  %-24s %9.1f ms %11.1f ms\n", "lateness p50 (at most)", (double)r[0].late_p50_ns / 1e6,
+	       (double)r[1].late_p50_ns / 1e6);
+	printf("  %-24s %9.1f ms %11.1f ms\n", "lateness p99 (at most)", (double)r[0].late_p99_ns / 1e6,
+	       (double)r[1].late_p99_ns / 1e6);
 	printf("  %-24s %12s %14s\n", "checks passed", r[0].ok ? "yes" : "NO", r[1].ok ? "yes" : "NO");
 	printf("\nratio: exact / slack. %s\n",
 	       !err[0] && !err[1] && r[0].ok && r[1].ok ?

@@ -102,6 +102,7 @@ int orders_run_wheel(const struct orders_opts *opt, struct orders_result *res)
 	struct tw_stats st;
 	tw_get_stats(run.w, &st);
 	res->placements = opt->count ? (double)st.placed / (double)opt->count : 0;
+	orders_get_lateness(run.w, res);
 	for (uint64_t i = 0; i < opt->count; i++)
 		res->not_once += orders[i].rechecks != 1;
 	orders_finish(&run.shop, res);

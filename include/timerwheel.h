@@ -291,6 +291,34 @@ struct tw_stats {
 	uint64_t os_rearms;
 };
 
+/** Buckets of struct tw_lateness: none late, then one per power of two of ns. */
+#define TW_LATENESS_BUCKETS 65
+
+/**
+ * struct tw_lateness - how late timers fired, as a histogram
+ * @tick_ns: the wheel's tick, for reading the buckets against it
+ * @count:   @count[0]: timers that fired at their expiry to the ns;
+ *           @count[b], b >= 1: those that fired from 2^(b-1) ns up to (not
+ *           including) 2^b ns after it (with a 1 ms tick, a tick is in
+ *           bucket 20, from 0.52 to 1.05 ms)
+ * @fired:   the sum of @count, the callbacks called
+ * @max_ns:  the largest lateness, in ns
+ *
+ * Lateness is the @now of the advance that fired a timer minus its expiry
+ * (for a periodic timer, the expiry it fired for): what the wheel itself
+ * adds, by rounding to ticks, by slack windows and by a budget that left a
+ * timer for a later advance, and how late the program advanced it. With a
+ * backend, that @now is the clock read when its OS timer woke it, so the
+ * OS's own wake-up lateness is in it too. It does not include a loop's own
+ * delay from that @now to the callback.
+ */
+struct tw_lateness {
+	uint64_t tick_ns;
+	uint64_t count[TW_LATENESS_BUCKETS];
+	uint64_t fired;
+	uint64_t max_ns;
+};
+
 /**
  * tw_notify_fn - the notify hook, for event-loop backends
  * @w:    the wheel
@@ -359,7 +387,7 @@ TW_API const char *tw_version_string(void);
  * @now: the current time in ns
  *
  * One allocation per wheel, and none after it: 48 bytes per slot (levels
- * times 2^slot_bits slots) plus about 500, 25,136 bytes with the defaults
+ * times 2^slot_bits slots) plus about 1,000, 25,664 bytes with the defaults
  * on x86-64. Besides, the process-wide set of live wheel ids
  * (4 bytes per live wheel, kept at most half full) grows when more wheels
  * are alive at once than it holds, and is freed when none is.
@@ -543,6 +571,60 @@ TW_API uint64_t tw_forward(struct tw_timer *t, uint64_t now, uint64_t period);
  * callbacks.
  */
 TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
+
+/**
+ * tw_advance_budget - tw_advance(), firing at most @budget timers
+ * @w:      the wheel
+ * @now:    the current time in ns
+ * @budget: the most callbacks to call, at least 1
+ *
+ * For a loop that must stay responsive when many timers come due at once
+ * (after a suspend, a pause, a stalled loop): it moves the clock to @now as
+ * tw_advance() does, then calls the callbacks of the first @budget due
+ * timers, in the order of their ticks, and leaves the others due, in that
+ * order: tw_next_expiry() is tw_now() while any is left, and the next
+ * advance, with or without a budget, fires them first, before the timers
+ * that come due at a later tick. So the loop serves its I/O between two
+ * batches. Every guarantee holds across batches: no timer fires before its
+ * expiry, each fires once, the batches keep tick order, and a callback may
+ * cancel or re-arm a timer still waiting, in its batch or a later one
+ * (it then fires by its new expiry, or not at all). A timer armed already
+ * due, from a callback or between two batches, fires after the timers
+ * left waiting. A budget of UINT_MAX is no budget.
+ *
+ * Return: the number of callbacks called (at most @budget), -EINVAL if @w
+ * is NULL or was destroyed, or @budget is 0, -EBUSY if called from one of
+ * @w's callbacks.
+ */
+TW_API int tw_advance_budget(struct tw_wheel *w, uint64_t now, unsigned budget);
+
+/**
+ * tw_set_wake_budget - the most timers a backend fires per wake-up
+ * @w:      the wheel
+ * @budget: at least 1; UINT_MAX (the default) for no budget
+ *
+ * The libuv and io_uring backends advance their wheel with
+ * tw_advance_budget(w, now, tw_wake_budget(w)) when their OS timer fires:
+ * with a budget, a wake-up that finds many timers due fires that many and
+ * leaves the rest for the next turn of the loop, which serves its I/O in
+ * between. A loop of the program's own can do the same. Set it on the
+ * backend's wheel (tw_uv_wheel(), or the wheel given to tw_uring_attach())
+ * at any time, also from a callback: it applies from the next wake-up.
+ * The libuv backend arms its uv timer in libuv's whole milliseconds, so
+ * the rest waits for the next millisecond: at most about @budget timers
+ * per millisecond, and the loop's I/O served meanwhile.
+ *
+ * Return: 0, -EINVAL if @w is NULL or @budget is 0.
+ */
+TW_API int tw_set_wake_budget(struct tw_wheel *w, unsigned budget);
+
+/**
+ * tw_wake_budget - the budget set by tw_set_wake_budget()
+ * @w: the wheel
+ *
+ * Return: the budget, UINT_MAX if none was set (or @w is NULL).
+ */
+TW_API unsigned tw_wake_budget(const struct tw_wheel *w);
 
 /**
  * tw_next_expiry - when the wheel next has work
@@ -855,6 +937,47 @@ TW_API int tw_request_wait(struct tw_wheel *w, struct tw_request *req);
 TW_API int tw_drain(struct tw_wheel *w);
 
 /**
+ * tw_walk_fn - the visitor of tw_walk()
+ * @t:       a pending timer (tw_container_of() gives the program's record)
+ * @expires: its expiry, as last armed (for a periodic timer, the next one)
+ * @arg:     the argument given to tw_walk()
+ *
+ * It may read the wheel and the timer, and change the program's own
+ * fields around the timer; it must not arm, re-arm or cancel a timer of
+ * the wheel, advance it or destroy it (the walk would follow links that
+ * moved).
+ *
+ * Return: 0 to go on, anything else to stop the walk, which returns it.
+ */
+typedef int (*tw_walk_fn)(struct tw_timer *t, uint64_t expires, void *arg);
+
+/**
+ * tw_walk - visit every pending timer, without changing the wheel
+ * @w:   the wheel
+ * @fn:  called once for each pending timer (see tw_walk_fn)
+ * @arg: passed to @fn
+ *
+ * For checkpoints and orderly shutdowns: the walk reads the wheel and
+ * changes nothing, not even its counters, so the program may write out
+ * each timer's record with its expiry, and later restore it by arming the
+ * timer again (an expiry already past fires in the next tw_advance()).
+ * Every timer that tw_pending() calls pending is visited exactly once, in
+ * no specified order: those already due first, then the wheel's slots.
+ * O(timers) plus O(levels): empty slots are skipped through the occupancy
+ * bitmaps. A timer with slack is visited with its expiry; its window is
+ * the program's to remember.
+ *
+ * Allowed from a callback of @w: it then visits the timers still to run in
+ * the same advance (they are pending) and not the running one, unless that
+ * one was re-armed (a periodic timer is re-armed before its callback).
+ *
+ * Return: 0 once every timer was visited (also for an empty wheel), the
+ * first non-zero value @fn returned (the walk stops there), or -EINVAL if
+ * @w or @fn is NULL.
+ */
+TW_API int tw_walk(const struct tw_wheel *w, tw_walk_fn fn, void *arg);
+
+/**
  * tw_get_stats - read the wheel's counters
  * @w:   the wheel
  * @out: filled with the counters
@@ -862,6 +985,33 @@ TW_API int tw_drain(struct tw_wheel *w);
  * Return: 0, -EINVAL if @w or @out is NULL.
  */
 TW_API int tw_get_stats(const struct tw_wheel *w, struct tw_stats *out);
+
+/**
+ * tw_get_lateness - read how late the wheel's timers fired
+ * @w:   the wheel
+ * @out: filled with the histogram since the wheel was created
+ *
+ * A fixed histogram, updated at each firing at the cost of a bit scan.
+ * Percentiles come from tw_lateness_quantile().
+ *
+ * Return: 0, -EINVAL if @w or @out is NULL.
+ */
+TW_API int tw_get_lateness(const struct tw_wheel *w, struct tw_lateness *out);
+
+/**
+ * tw_lateness_quantile - a percentile of a lateness histogram, rounded up
+ * @l:        the histogram, from tw_get_lateness()
+ * @permille: which one, 0 to 1000: 500 for the median, 990 for p99
+ *
+ * The largest lateness of the bucket that holds the @permille-th
+ * thousandth of the firings (2^b - 1 ns for bucket b), no more than
+ * @l->max_ns: a bound that the true percentile does not exceed, and at
+ * most about twice it.
+ *
+ * Return: the lateness in ns; 0 if nothing fired, or @l is NULL or
+ * @permille is above 1000.
+ */
+TW_API uint64_t tw_lateness_quantile(const struct tw_lateness *l, unsigned permille);
 
 /**
  * tw_check - verify every invariant of the wheel, O(timers)

@@ -257,6 +257,33 @@ TW_API int tw_advance(tw_wheel *w, uint64_t now)
 	return fired;
 }
 
+TW_API int tw_advance_budget(tw_wheel *w, uint64_t now, unsigned budget)
+{
+	if (!w || !budget)
+		return -EINVAL;
+	TW_LIVE(w);
+	int fired = w->advance_budget(now, budget);
+	release_if_unused(w); // as tw_advance()
+	return fired;
+}
+
+TW_API int tw_set_wake_budget(tw_wheel *w, unsigned budget)
+{
+	if (!w || !budget)
+		return -EINVAL;
+	TW_LIVE(w);
+	w->wake_budget = budget;
+	return 0;
+}
+
+TW_API unsigned tw_wake_budget(const tw_wheel *w)
+{
+	if (!w)
+		return tw_wheel::no_budget;
+	TW_LIVE(w);
+	return w->wake_budget;
+}
+
 TW_API uint64_t tw_next_expiry(const tw_wheel *w)
 {
 	if (!w)
@@ -373,6 +400,23 @@ TW_API int tw_get_stats(const tw_wheel *w, tw_stats *out)
 		return -EINVAL;
 	TW_LIVE(w);
 	*out = w->stats;
+	return 0;
+}
+
+TW_API int tw_walk(const tw_wheel *w, tw_walk_fn fn, void *arg)
+{
+	if (!w || !fn)
+		return -EINVAL;
+	TW_LIVE(w);
+	return w->walk(fn, arg);
+}
+
+TW_API int tw_get_lateness(const tw_wheel *w, tw_lateness *out)
+{
+	if (!w || !out)
+		return -EINVAL;
+	TW_LIVE(w);
+	w->get_lateness(out);
 	return 0;
 }
 

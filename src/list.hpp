@@ -48,6 +48,23 @@ struct tail_list {
 		tail = &t->tw__next;
 	}
 
+	// Detach the first n timers (all of them if there are fewer) as a
+	// plain chain and return its head; the others stay, in their order.
+	tw_timer *take_front(unsigned n)
+	{
+		tw_timer *head = first;
+		tw_timer **link = &first;
+		for (unsigned i = 0; i < n && *link; i++)
+			link = &(*link)->tw__next;
+		first = *link;
+		*link = nullptr;
+		if (first)
+			first->tw__pprev = &first;
+		else
+			tail = &first;
+		return head;
+	}
+
 	// Also takes a timer off a plain hlist that was detached from this
 	// list: only a timer that is this list's last moves its tail.
 	void remove(tw_timer *t)

@@ -376,7 +376,7 @@ static int notify(struct tw_wheel *w, uint64_t next, void *arg)
 void tw__uring_run_wheel(struct tw_uring *u)
 {
 	u->busy++;
-	tw_advance(u->w, tw_uring_now());
+	tw_advance_budget(u->w, tw_uring_now(), tw_wake_budget(u->w));
 	u->busy--;
 	/* The hook normally re-armed from tw_advance(); this covers an advance
 	 * that could not run (called from inside a callback). */

@@ -204,12 +204,12 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 	if (!h->tw__weak) {
 		/* The hook at the end of the advance re-arms us, also after
 		 * an early wake-up, where nothing fires. */
-		(void)tw_advance(h->tw__wheel, now);
+		(void)tw_advance_budget(h->tw__wheel, now, tw_wake_budget(h->tw__wheel));
 	} else {
 		/* Both wheels to the same now, then one re-arm for both. */
 		h->tw__state |= TW__UV_ADVANCING;
-		(void)tw_advance(h->tw__weak, now);
-		(void)tw_advance(h->tw__wheel, now);
+		(void)tw_advance_budget(h->tw__weak, now, tw_wake_budget(h->tw__wheel));
+		(void)tw_advance_budget(h->tw__wheel, now, tw_wake_budget(h->tw__wheel));
 		h->tw__state &= ~(unsigned)TW__UV_ADVANCING;
 		if (!(h->tw__state & TW__UV_CLOSING))
 			(void)tw__uv_sync(h, h->tw__wheel, tw_next_expiry(h->tw__wheel));

@@ -96,6 +96,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->notified = 0; // no hook yet: see set_notify()
 	w->requests.init();
 	w->holds = tw::held_by_program;
+	w->wake_budget = no_budget;
 	for (unsigned b = 0; b < 64; b++)
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
 	*out = w;
@@ -666,17 +667,24 @@ inline void tw_wheel::rearm_periodic(tw_timer *t)
 		t->expires = fired_for;
 }
 
-int tw_wheel::run_expired_timers()
+// Callbacks run from `ready`, the first `budget` timers of the due list;
+// the others stay due, in their order, ahead of what comes due later.
+int tw_wheel::run_expired_timers(unsigned budget)
 {
 	TW_ASSERT(!ready && !running(), "due");
 	int fired = 0;
 	holds |= tw::held_by_advance;
-	ready = due.first;
+	if (budget == no_budget) {
+		ready = due.first;
+		due.init();
+	} else {
+		ready = due.take_front(budget);
+	}
 	if (ready)
 		ready->tw__pprev = &ready;
-	due.init();
 	for (tw_timer *t; (t = ready);) {
 		unlink(t);
+		record_lateness(t->expires);
 		if (tw::is_periodic(t))
 			rearm_periodic(t);
 		stats.fired++;
@@ -714,7 +722,9 @@ __attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
 	return running() ? -EBUSY : -EINVAL;
 }
 
-int tw_wheel::advance(uint64_t now)
+// tw_advance() and tw_advance_budget(): one body, inlined into each, so
+// that the common advance, without a budget, carries none.
+TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
 	// Both refusals in one test of the holders.
 	if ((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program)
@@ -724,13 +734,23 @@ int tw_wheel::advance(uint64_t now)
 	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
 	uint64_t target_tick = tick_of_now(now);
 	if (due.first || requests_pending() || next_event_tick() <= target_tick)
-		return advance_events(now, target_tick);
+		return advance_events(now, target_tick, budget);
 	now_tick = target_tick;
 	now_ns = now;
 	return end_advance(0);
 }
 
-TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
+int tw_wheel::advance(uint64_t now)
+{
+	return advance_with(now, no_budget);
+}
+
+int tw_wheel::advance_budget(uint64_t now, unsigned budget)
+{
+	return advance_with(now, budget);
+}
+
+TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
 {
 	if (requests_pending())
 		drain();
@@ -746,7 +766,7 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
 	if (!level_mask)
 		widest = 0;
 	now_ns = now;
-	int fired = due.first ? run_expired_timers() : 0;
+	int fired = due.first ? run_expired_timers(budget) : 0;
 	if (destroyed()) {
 		drain();
 		notify_now(UINT64_MAX);

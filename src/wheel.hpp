@@ -188,6 +188,7 @@ struct tw_wheel {
 	uint64_t slot_mask;
 	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
 	unsigned widest;        // no timer in a slot has a larger alignment; 0: all are exact
+	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
 	uint64_t woke_tick;     // the clock's tick at the last wake-up (the open rule)
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	uint8_t holds;    // who holds the wheel: tw::held_by_program and the others
@@ -215,6 +216,8 @@ struct tw_wheel {
 	char owner_apart[64];
 
 	tw_stats stats;
+	uint64_t late[TW_LATENESS_BUCKETS]; // tw_get_lateness(): firings by lateness (lateness.cpp)
+	uint64_t late_max;
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
 
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
@@ -236,15 +239,32 @@ struct tw_wheel {
 	int add(tw_timer *t, uint64_t expires, uint64_t slack);
 	int mod(tw_timer *t, uint64_t expires, uint64_t slack);
 	int del(tw_timer *t);
+	// budget: at most that many callbacks, the other due timers left due
+	// for the next advance; no_budget for all of them.
+	static constexpr unsigned no_budget = ~0u;
 	int advance(uint64_t now);
+	int advance_budget(uint64_t now, unsigned budget);
 	uint64_t next_expiry() const;
 	int drain();
 	// Posted and not applied yet; sequentially consistent for
 	// publish_horizon(), and as cheap as a plain load on x86.
 	bool requests_pending() const { return requests.pending(); }
 	bool publish_horizon(uint64_t when);
+	// A timer with this expiry fires now: count how late, in the bucket
+	// of the lateness's bit width (lateness.cpp reads the histogram). A
+	// bit scan, where buckets of ticks would cost a division too.
+	void record_lateness(uint64_t expires)
+	{
+		uint64_t late_ns = now_ns - expires;
+		TW_ASSERT(expires <= now_ns, "clock");
+		late[late_ns ? tw::bit_width(late_ns) : 0]++;
+		if (late_ns > late_max)
+			late_max = late_ns;
+	}
+	void get_lateness(tw_lateness *out) const;
 	int check() const;
 	void dump(FILE *out, bool verbose) const;
+	int walk(tw_walk_fn fn, void *arg) const;
 
 	// A bucket is named by one index, level by level; these are the only
 	// places that know how.
@@ -289,11 +309,12 @@ private:
 	void fire_open_windows();
 	void take_opened(size_t index);
 	int refuse_advance() const;
-	int advance_events(uint64_t now, uint64_t target_tick);
+	int advance_with(uint64_t now, unsigned budget);
+	int advance_events(uint64_t now, uint64_t target_tick, unsigned budget);
 	int end_advance(int fired);
 	void dump_level(FILE *out, unsigned level) const;
 	void dump_level_timers(FILE *out, unsigned level) const;
-	int run_expired_timers();
+	int run_expired_timers(unsigned budget);
 	void notify_armed(uint64_t expires, bool was_empty);
 	void notify_now(uint64_t when);
 };

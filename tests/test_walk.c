@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tw_walk(): every pending timer visited exactly once with its expiry, the
+ * wheel left as it was; at its ends: an empty wheel, 10^6 timers spread
+ * over every level, the due list, windows, a visitor that stops the walk,
+ * and a walk from a callback.
+ */
+#include "common.h"
+
+#define TICK 1000000ull /* the default 1 ms */
+
+struct rec {
+	struct tw_timer timer;
+	uint64_t expires; /* what the test armed it for */
+	uint32_t visits;
+};
+
+static void never(struct tw_timer *t)
+{
+	(void)t;
+	fail_msg("a walk must not fire anything");
+}
+
+struct tally {
+	uint64_t visits;
+	uint64_t wrong_expiry;
+	uint64_t stop_after; /* 0: never stop */
+};
+
+static int count_rec(struct tw_timer *t, uint64_t expires, void *arg)
+{
+	struct tally *k = arg;
+	struct rec *r = tw_container_of(t, struct rec, timer);
+	r->visits++;
+	k->visits++;
+	k->wrong_expiry += expires != r->expires;
+	return k->stop_after && k->visits == k->stop_after ? 7 : 0;
+}
+
+static void assert_snapshot_equal(struct snapshot a, struct snapshot b)
+{
+	assert_int_equal(a.now, b.now);
+	assert_int_equal(a.next, b.next);
+	assert_int_equal(a.count, b.count);
+	assert_memory_equal(&a.stats, &b.stats, sizeof(a.stats));
+}
+
+static void test_empty_and_refusals(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tally k = { 0, 0, 0 };
+	assert_int_equal(tw_walk(NULL, count_rec, &k), -EINVAL);
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	assert_int_equal(tw_walk(w, NULL, &k), -EINVAL);
+	assert_int_equal(tw_walk(w, count_rec, &k), 0);
+	assert_int_equal(k.visits, 0);
+	/* Emptied again: a cancelled timer is not visited. */
+	struct rec r = { .expires = 5 * TICK, .visits = 0 };
+	tw_timer_init(&r.timer, never);
+	tw_add(w, &r.timer, r.expires);
+	tw_del(w, &r.timer);
+	assert_int_equal(tw_walk(w, count_rec, &k), 0);
+	assert_int_equal(k.visits, 0);
+	tw_wheel_destroy(w);
+}
+
+/* 10^6 timers: already due, exact, with windows, from the next tick to the
+ * end of time, some moved by cascades and re-arms before the walk. */
+static void test_million(void **state)
+{
+	(void)state;
+	enum { N = 1000000 };
+	uint64_t rng = test_seed();
+	struct tw_wheel *w;
+	uint64_t now = 1000 * TICK;
+	struct rec *recs = calloc(N, sizeof(*recs));
+	assert_non_null(recs);
+	assert_int_equal(tw_wheel_create(&w, NULL, now), 0);
+	for (size_t i = 0; i < N; i++) {
+		struct rec *r = &recs[i];
+		uint64_t x = test_rand(&rng);
+		tw_timer_init(&r->timer, never);
+		switch (i % 5) {
+		case 0: r->expires = now - x % now; break;                 /* due */
+		case 1: r->expires = now + 1 + x % (1ull << (x % 64)); break; /* any distance */
+		case 2: r->expires = UINT64_MAX - x % 3; break;             /* the end of time */
+		default: r->expires = now + 100 * TICK + x % (100000 * TICK); break;
+		}
+		if (i % 3 == 0)
+			assert_int_equal(tw_add_range(w, &r->timer, r->expires, x % (1000 * TICK)), 0);
+		else
+			assert_int_equal(tw_add(w, &r->timer, r->expires), 0);
+	}
+	/* Re-arms that stay in their slot and ones that move. */
+	for (size_t i = 3; i < N; i += 50) {
+		recs[i].expires += (i % 100 == 3) ? 5000 * TICK : 0;
+		recs[i].expires -= (i % 100 == 53) ? 50 * TICK : 0;
+		assert_int_equal(tw_mod(w, &recs[i].timer, recs[i].expires), 1);
+	}
+	assert_wheel_sound(w);
+
+	struct snapshot before = snap(w);
+	struct tally k = { 0, 0, 0 };
+	assert_int_equal(tw_walk(w, count_rec, &k), 0);
+	assert_snapshot_equal(before, snap(w));
+	assert_wheel_sound(w);
+	assert_int_equal(k.visits, N);
+	assert_int_equal(k.wrong_expiry, 0);
+	for (size_t i = 0; i < N; i++)
+		if (recs[i].visits != 1)
+			fail_msg("timer %zu visited %u times", i, recs[i].visits);
+	tw_wheel_destroy(w);
+	free(recs);
+}
+
+/* A visitor that returns non-zero stops the walk, which returns its value;
+ * a second walk visits everything again. */
+static void test_stop(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct rec recs[100];
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	for (size_t i = 0; i < 100; i++) {
+		recs[i].expires = (i % 2 ? 0 : i * 1000) * TICK; /* half due */
+		recs[i].visits = 0;
+		tw_timer_init(&recs[i].timer, never);
+		tw_add(w, &recs[i].timer, recs[i].expires);
+	}
+	for (uint64_t stop = 1; stop <= 100; stop += 33) {
+		struct tally k = { 0, 0, stop };
+		assert_int_equal(tw_walk(w, count_rec, &k), 7);
+		assert_int_equal(k.visits, stop);
+	}
+	struct tally all = { 0, 0, 0 };
+	assert_int_equal(tw_walk(w, count_rec, &all), 0);
+	assert_int_equal(all.visits, 100);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* From a callback: the timers of the same advance still to run are
+ * visited, the running one is not, a periodic one is (re-armed first). */
+static struct tw_wheel *cb_wheel;
+static struct rec cb_recs[4];
+static struct tw_periodic cb_periodic;
+static uint64_t cb_visits[4], cb_periodic_visits, cb_other;
+static int cb_ran;
+
+static int cb_visit(struct tw_timer *t, uint64_t expires, void *arg)
+{
+	(void)arg;
+	(void)expires;
+	if (t == &cb_periodic.timer) {
+		cb_periodic_visits++;
+		return 0;
+	}
+	for (int i = 0; i < 4; i++)
+		if (t == &cb_recs[i].timer) {
+			cb_visits[i]++;
+			return 0;
+		}
+	cb_other++;
+	return 0;
+}
+
+static void cb_first(struct tw_timer *t)
+{
+	(void)t;
+	if (cb_ran++)
+		return;
+	assert_int_equal(tw_walk(cb_wheel, cb_visit, NULL), 0);
+}
+
+static void cb_tick(struct tw_timer *t)
+{
+	(void)t;
+}
+
+static void test_from_callback(void **state)
+{
+	(void)state;
+	assert_int_equal(tw_wheel_create(&cb_wheel, NULL, 0), 0);
+	/* recs 0..1 due at tick 1 (one of them walks first), 2 at tick 2 in
+	 * the same advance, 3 later; the periodic one fires at tick 1 too. */
+	uint64_t at[4] = { TICK, TICK, 2 * TICK, 50 * TICK };
+	for (int i = 0; i < 4; i++) {
+		tw_timer_init(&cb_recs[i].timer, i < 2 ? cb_first : cb_tick);
+		tw_add(cb_wheel, &cb_recs[i].timer, at[i]);
+	}
+	assert_int_equal(tw_periodic_init(&cb_periodic, cb_tick, 10 * TICK), 0);
+	cb_periodic.timer.expires = 0;
+	tw_add(cb_wheel, &cb_periodic.timer, TICK);
+	assert_int_equal(tw_advance(cb_wheel, 3 * TICK), 4);
+	assert_int_equal(cb_ran, 2);
+	/* Whichever of 0 and 1 ran first, the other was still to run. */
+	assert_int_equal(cb_visits[0] + cb_visits[1], 1);
+	assert_int_equal(cb_visits[2], 1);
+	assert_int_equal(cb_visits[3], 1);
+	assert_int_equal(cb_other, 0);
+	assert_int_equal(cb_periodic_visits, 1);
+	assert_wheel_sound(cb_wheel);
+	tw_wheel_destroy(cb_wheel);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_empty_and_refusals),
+		cmocka_unit_test(test_million),
+		cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_from_callback),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A wake-up budget keeps the loop responsive: 10^6 timers come due at
+ * once on a real libuv loop while two UDP sockets on 127.0.0.1 play
+ * ping-pong through it. With tw_set_wake_budget(), the loop serves the
+ * sockets between batches; without, not once until every callback has run.
+ * Both runs must fire every timer exactly once and none early (by
+ * CLOCK_MONOTONIC), and with the budget the socket must be served while
+ * timers are still due. The longest gap between two turns of service
+ * (a round trip, or the first and last firing) is printed for both, not
+ * asserted: it is a time, and the machine may be loaded.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <string.h>
+
+#include <timerwheel/uv.h>
+
+#include "uv_test_util.h"
+
+#define N_TIMERS 1000000
+#define BUDGET 10000
+
+struct probe {
+	struct tw_timer t;
+	uint8_t fired;
+};
+
+static struct {
+	uv_loop_t loop;
+	struct tw_uv h;
+	struct probe *p;
+	size_t fired, early;
+	uint64_t first_fire, last_fire;
+	uv_udp_t a, b;
+	struct sockaddr_in addr_a, addr_b;
+	char buf[16];
+	uint64_t last_event;  /* the last firing or round trip, while timers fire */
+	uint64_t longest_gap;
+	size_t hops_while_due; /* round trips between the first and last firing */
+	bool done;
+} s;
+
+/* The gap since the last event, while the timers fire. */
+static void event(uint64_t now)
+{
+	if (s.last_event && now - s.last_event > s.longest_gap)
+		s.longest_gap = now - s.last_event;
+	s.last_event = now;
+}
+
+static void on_probe(struct tw_timer *t)
+{
+	struct probe *p = tw_container_of(t, struct probe, t);
+	uint64_t now = tw_test_mono_ns();
+
+	p->fired++;
+	s.early += now < t->expires;
+	if (!s.fired++) {
+		s.first_fire = now;
+		event(now);
+	}
+	s.last_fire = now;
+	if (s.fired == N_TIMERS) {
+		event(now);
+		s.done = true;
+	}
+}
+
+static void on_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf)
+{
+	(void)h;
+	(void)size;
+	*buf = uv_buf_init(s.buf, sizeof(s.buf));
+}
+
+static void send_to(uv_udp_t *from, const struct sockaddr_in *to)
+{
+	uv_buf_t b = uv_buf_init("p", 1);
+
+	assert_int_equal(uv_udp_try_send(from, &b, 1, (const struct sockaddr *)to), 1);
+}
+
+/* Each datagram is answered from the other socket: one round trip per
+ * turn of the loop that polls. */
+static void on_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *buf, const struct sockaddr *from, unsigned flags)
+{
+	(void)buf;
+	(void)from;
+	(void)flags;
+	if (n <= 0)
+		return;
+	if (s.first_fire && !s.done) {
+		s.hops_while_due++;
+		event(tw_test_mono_ns());
+	}
+	if (s.done) {
+		uv_udp_recv_stop(&s.a);
+		uv_udp_recv_stop(&s.b);
+		return;
+	}
+	if (u == &s.a)
+		send_to(&s.a, &s.addr_b);
+	else
+		send_to(&s.b, &s.addr_a);
+}
+
+static void bind_udp(uv_udp_t *u, struct sockaddr_in *addr)
+{
+	int len = sizeof(*addr);
+
+	assert_int_equal(uv_udp_init(&s.loop, u), 0);
+	assert_int_equal(uv_ip4_addr("127.0.0.1", 0, addr), 0);
+	assert_int_equal(uv_udp_bind(u, (const struct sockaddr *)addr, 0), 0);
+	assert_int_equal(uv_udp_getsockname(u, (struct sockaddr *)addr, &len), 0);
+	assert_int_equal(uv_udp_recv_start(u, on_alloc, on_recv), 0);
+}
+
+static void on_closed(struct tw_uv *h)
+{
+	(void)h;
+}
+
+static void run(unsigned budget, const char *what)
+{
+	memset(&s, 0, sizeof(s));
+	s.p = calloc(N_TIMERS, sizeof(*s.p));
+	assert_non_null(s.p);
+	assert_int_equal(uv_loop_init(&s.loop), 0);
+	assert_int_equal(tw_uv_init(&s.loop, &s.h, NULL, 0), 0);
+	struct tw_wheel *w = tw_uv_wheel(&s.h);
+	if (budget != UINT_MAX)
+		assert_int_equal(tw_set_wake_budget(w, budget), 0);
+	assert_int_equal(tw_wake_budget(w), budget);
+	bind_udp(&s.a, &s.addr_a);
+	bind_udp(&s.b, &s.addr_b);
+
+	/* All due in one tick, 50 ms from now: arming takes a while. */
+	uint64_t due = tw_uv_now() + 50000000ull;
+	for (size_t i = 0; i < N_TIMERS; i++) {
+		tw_timer_init(&s.p[i].t, on_probe);
+		assert_int_equal(tw_add(w, &s.p[i].t, due), 0);
+	}
+	send_to(&s.a, &s.addr_b);
+	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
+
+	size_t not_once = 0;
+	for (size_t i = 0; i < N_TIMERS; i++)
+		not_once += s.p[i].fired != 1;
+	printf("%s: %zu timers in %.1f ms, %zu round trips on the socket meanwhile, longest gap %.3f ms\n",
+	       what, s.fired, (double)(s.last_fire - s.first_fire) / 1e6, s.hops_while_due,
+	       (double)s.longest_gap / 1e6);
+	fflush(stdout);
+	assert_int_equal(s.fired, N_TIMERS);
+	assert_int_equal(not_once, 0);
+	assert_int_equal(s.early, 0);
+
+	uv_close((uv_handle_t *)&s.a, NULL);
+	uv_close((uv_handle_t *)&s.b, NULL);
+	tw_uv_close(&s.h, on_closed);
+	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&s.loop), 0);
+	free(s.p);
+}
+
+static void test_budget(void **state)
+{
+	(void)state;
+	run(BUDGET, "wake budget 10000");
+	/* A batch at a time: the socket is served between them. */
+	assert_true(s.hops_while_due >= N_TIMERS / BUDGET / 2);
+}
+
+static void test_no_budget(void **state)
+{
+	(void)state;
+	run(UINT_MAX, "no budget");
+	/* One advance fires them all: nothing else runs meanwhile. */
+	assert_int_equal(s.hops_while_due, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_no_budget),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
