@@ -236,6 +236,7 @@ struct tw_wheel {
 	int add(tw_timer *t, uint64_t expires, uint64_t slack);
 	int mod(tw_timer *t, uint64_t expires, uint64_t slack);
 	int del(tw_timer *t);
+	int refuse_del(const tw_timer *t);
 	int advance(uint64_t now);
 	uint64_t next_expiry() const;
 	int drain();
