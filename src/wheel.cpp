@@ -695,27 +695,35 @@ int tw_wheel::run_expired_timers()
 	return fired;
 }
 
+// The counters as tw_get_stats() gives them. An advance counts itself
+// once, as idle or as one that fired (stats.advances), so that the quiet
+// advance of a polling loop pays one increment.
+tw_stats tw_wheel::stats_now() const
+{
+	tw_stats s = stats;
+	s.advances += s.idle_advances;
+	return s;
+}
+
 // Every advance that leaves the wheel alive ends here: counted, and the
 // backend told the next expiry.
 TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 {
-	stats.advances++;
-	if (fired == 0)
+	if (fired)
+		stats.advances++;
+	else
 		stats.idle_advances++;
 	if (notify)
 		notify_now(next_expiry());
 	return fired;
 }
 
-// The caller (capi.cpp) frees a wheel destroyed from a callback once this
-// returns: see unused().
-//
 // Most advances of a loop that polls find nothing to do: no request, no
 // due timer, and no slot coming due by the target. They only move the
-// clock, here, and everything else is in advance_events(), out of line.
-// Such an advance is no wake-up either, so there are no windows to look
-// for: the next expiry is no earlier than the first event's tick, which
-// lies after the target's.
+// clock and count themselves once (stats_now()), here, and everything
+// else is in advance_events(), out of line. Such an advance is no wake-up either, so there are no windows
+// to look for: the next expiry is no earlier than the first event's tick,
+// which lies after the target's.
 __attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
 {
 	return running() ? -EBUSY : -EINVAL;
@@ -724,9 +732,9 @@ __attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
 int tw_wheel::advance(uint64_t now)
 {
 	// Both refusals in one test of the holders.
-	if ((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program)
+	if (TW_UNLIKELY((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program))
 		return refuse_advance();
-	if (now < now_ns)
+	if (TW_UNLIKELY(now < now_ns))
 		return 0;
 	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
 	uint64_t target_tick = tick_of_now(now);
@@ -734,9 +742,14 @@ int tw_wheel::advance(uint64_t now)
 		return advance_events(now, target_tick);
 	now_tick = target_tick;
 	now_ns = now;
-	return end_advance(0);
+	stats.idle_advances++;
+	if (notify)
+		notify_now(next_expiry());
+	return 0;
 }
 
+// A wheel destroyed by a callback is released before this returns if
+// nobody else holds it (tw::release_if_unused(), the C API's).
 TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
 {
 	if (requests_pending())
@@ -757,6 +770,7 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick)
 	if (destroyed()) {
 		drain();
 		notify_now(UINT64_MAX);
+		tw::release_if_unused(this);
 		return fired;
 	}
 

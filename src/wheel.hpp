@@ -55,7 +55,7 @@ constexpr uint8_t timer_magic = 0x7b;
 //   tw_set_notify(fn), (NULL)    + hook, - hook: a backend reads the wheel
 //                                again when its OS timer fires
 //   the hook's call              + in_hook, - in_hook: it may remove itself
-//   holds == 0                   released (capi.cpp, release_if_unused())
+//   holds == 0                   released (capi.cpp, tw::release_if_unused())
 enum : uint8_t {
 	held_by_program = 1,
 	held_by_advance = 2,
@@ -214,7 +214,7 @@ struct tw_wheel {
 	tw::request_queue requests;
 	char owner_apart[64];
 
-	tw_stats stats;
+	tw_stats stats; // read through stats_now(): `advances` here counts those that fired
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
 
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
@@ -245,6 +245,7 @@ struct tw_wheel {
 	bool requests_pending() const { return requests.pending(); }
 	bool publish_horizon(uint64_t when);
 	int check() const;
+	tw_stats stats_now() const;
 	void dump(FILE *out, bool verbose) const;
 
 	// A bucket is named by one index, level by level; these are the only
@@ -346,6 +347,12 @@ inline bool tw_wheel::stays_later(const tw_timer *t, uint64_t expires, uint64_t 
 	TW_ASSERT(!later || stays(index_of(t), tick_of_expiry(expires), tick_of_expiry(expires), 0), "stay");
 	return later;
 }
+
+namespace tw {
+// Free a wheel that nobody holds any longer (capi.cpp: the debug registry
+// forgets it first).
+void release_if_unused(tw_wheel *w);
+} // namespace tw
 
 // tw_forward() without the argument checks: t idle, period > 0.
 uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period);
