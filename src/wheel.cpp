@@ -98,6 +98,11 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->holds = tw::held_by_program;
 	for (unsigned b = 0; b < 64; b++)
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
+	for (unsigned level = 0; level < levels; level++) {
+		unsigned above = (level + 1) * slot_bits;
+		w->level_shift[level] = static_cast<uint8_t>(level * slot_bits);
+		w->level_high[level] = above >= 64 ? 0 : ~((uint64_t{1} << above) - 1);
+	}
 	*out = w;
 	return 0;
 }
@@ -230,7 +235,7 @@ size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 // The tick at which a bucket comes due (its cascade point).
 uint64_t tw_wheel::slot_start(size_t index) const
 {
-	return tw::calc_slot_start(now_tick, level_of(index), slot_of(index), slot_bits);
+	return slot_start_at(level_of(index), slot_of(index));
 }
 
 // The last tick a bucket spans (UINT64_MAX for one that reaches past it).
@@ -553,7 +558,7 @@ TW_HOT_INLINE uint64_t tw_wheel::next_event_tick() const
 	if (!level_mask)
 		return UINT64_MAX;
 	unsigned level = tw::lsb64(level_mask);
-	return tw::calc_slot_start(now_tick, level, tw::lsb64(occupied[level]), slot_bits);
+	return slot_start_at(level, tw::lsb64(occupied[level]));
 }
 
 // Move the clock to `target_tick` one event at a time, cascading higher
@@ -563,7 +568,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 	while (level_mask) {
 		unsigned level = tw::lsb64(level_mask);
 		unsigned slot = tw::lsb64(occupied[level]);
-		uint64_t event = tw::calc_slot_start(now_tick, level, slot, slot_bits);
+		uint64_t event = slot_start_at(level, slot);
 		if (event > target_tick)
 			break;
 		TW_ASSERT(event > now_tick, "ahead");

@@ -216,6 +216,10 @@ struct tw_wheel {
 
 	tw_stats stats; // read through stats_now(): `advances` here counts those that fired
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
+	// Per level, for slot_start_at(): the first tick bit of its digit
+	// (level * slot_bits), and the mask of the clock's bits above it.
+	uint8_t level_shift[64];
+	uint64_t level_high[64];
 
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
 	// The one allocation create() makes: the wheel, its bitmaps, its slots.
@@ -267,6 +271,12 @@ struct tw_wheel {
 	uint64_t fire_tick(uint64_t exp_tick, unsigned align) const;
 	size_t calc_wheel_index(uint64_t exp_tick) const;
 	uint64_t slot_start(size_t index) const;
+	uint64_t slot_start_at(unsigned level, unsigned slot) const
+	{
+		uint64_t start = (now_tick & level_high[level]) | uint64_t{slot} << level_shift[level];
+		TW_ASSERT(start == tw::calc_slot_start(now_tick, level, slot, slot_bits), "clock");
+		return start;
+	}
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
