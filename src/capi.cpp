@@ -190,7 +190,7 @@ static inline int add_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const 
 	if (t->tw__where != tw::where_idle && t->tw__owner != w->id)
 		TW_WARN_IN(fn, "timer %p is armed on another wheel", (const void *)t);
 #endif
-	return w->add(t, expires, slack ? w->slack_ticks(*slack) : w->default_slack);
+	return slack ? w->add(t, expires, w->slack_ticks(*slack)) : w->add_default(t, expires);
 }
 
 static inline int mod_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_t *slack, const char *fn)

@@ -107,10 +107,12 @@ struct divider {
 		return v;
 	}
 
+	static uint64_t ms_quotient(uint64_t n) { return mulhi64(n >> ms_pre, ms_magic) >> ms_shift; }
+
 	uint64_t quotient(uint64_t n) const
 	{
 		if (how == ms)
-			return mulhi64(n >> ms_pre, ms_magic) >> ms_shift;
+			return ms_quotient(n);
 		if (how == pow2)
 			return n >> shift;
 		if (how == mul)

@@ -88,6 +88,8 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->now_tick = w->tick_of_now(now);
 	w->woke_tick = w->now_tick;
 	w->default_slack = w->slack_ticks(slack_ns);
+	w->default_geometry = w->per_tick.how == tw::divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS;
+	w->exact_arms = w->default_geometry && !w->default_slack;
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
 	for (size_t i = 0; i < nslots; i++)
@@ -142,6 +144,7 @@ void tw_wheel::destroy()
 {
 	idle_all_timers();
 	holds &= ~tw::held_by_program;
+	exact_arms = false; // arms are refused, by add()
 	requests.refuse();
 	// What other threads queued completes with -ESHUTDOWN, and the backend
 	// hears that the wheel is empty now and stops its OS timer. From a
@@ -377,16 +380,19 @@ void tw_wheel::notify_now(uint64_t when)
 		stats.os_rearms++;
 }
 
-// After a timer was armed for `expires`: tell the backend only what changes
-// its plans, a next expiry earlier than it was told, or a wheel that holds
-// a timer again (one that fires only at UINT64_MAX too: it keeps a loop
+// After a timer was armed for `expires` (from idle if `was_idle`): tell the
+// backend only what changes its plans, a next expiry earlier than it was
+// told, or a wheel that holds a timer again (one that fires only at UINT64_MAX too: it keeps a loop
 // alive). A timer at or after the time the hook was told cannot move the
 // next expiry below it (every bound is the tick of a timer placed in its
 // slot, or the slot's start, and the hook was never told a later time), so
 // the usual arm, later than the earliest, costs no more than this test.
-TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
+TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 {
-	if (!notify || running() || (expires >= notified && !was_empty)) {
+	if (!notify)
+		return;
+	bool was_empty = was_idle && count == 1;
+	if (running() || (expires >= notified && !was_empty)) {
 		TW_ASSERT(!notify || running() || notified <= next_expiry(), "notified");
 		return;
 	}
@@ -395,15 +401,64 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
 		notify_now(next);
 }
 
+// The everyday arm, an exact timer for a later tick, goes straight to its
+// slot: no window to align to, the firing tick the expiry's own. The level
+// and slot are computed here and used as they are, rather than encoded in
+// an index and taken apart again. The default geometry (default_geometry)
+// has this path with its tick and slot width as constants: `ms` and
+// `bits` are constants at both of the calls in add().
+TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits)
+{
+	claim(t, expires);
+	tw::clear_align(t);
+	uint64_t tick = ms ? tw::divider::ms_quotient(expires - 1) + 1 : tick_of_expiry(expires);
+	unsigned level = level_of_bit[tw::msb64(tick ^ now_tick)];
+	unsigned slot = tw::calc_wheel_slot(tick, level, bits, (uint64_t{1} << bits) - 1);
+	size_t index = (static_cast<size_t>(level) << bits) | slot;
+	TW_ASSERT(index == calc_wheel_index(tick), "bitmaps");
+	slots[index].push(t, next_lane++, tick, tick);
+	t->tw__where = where_of(index);
+	stats.placed++;
+	occupied[level] |= uint64_t{1} << slot;
+	level_mask |= uint64_t{1} << level;
+}
+
+// tw_add() on a wheel of the default geometry without default slack
+// (exact_arms): an idle timer for a later time is armed here, in a
+// function that needs no saved register and makes no call on this path;
+// everything else, refusals included, goes through add().
+int tw_wheel::add_default(tw_timer *t, uint64_t expires)
+{
+	if (exact_arms && t->tw__where == tw::where_idle && expires > now_ns) {
+		arm_exact(t, expires, true, TW_DEFAULT_SLOT_BITS);
+		if (TW_UNLIKELY(notify != nullptr))
+			return notify_added(expires);
+		return 0;
+	}
+	return add(t, expires, default_slack);
+}
+
+TW_NOINLINE int tw_wheel::notify_added(uint64_t expires)
+{
+	notify_armed(expires, true);
+	return 0;
+}
+
 int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (t->tw__where != tw::where_idle)
+	if (TW_UNLIKELY(t->tw__where != tw::where_idle))
 		return -EBUSY;
-	if (destroyed())
+	if (TW_UNLIKELY(destroyed()))
 		return -EINVAL;
-	bool was_empty = count == 0;
-	arm(t, expires, slack);
-	notify_armed(expires, was_empty);
+	if (!slack && expires > now_ns) {
+		if (default_geometry)
+			arm_exact(t, expires, true, TW_DEFAULT_SLOT_BITS);
+		else
+			arm_exact(t, expires, false, slot_bits);
+	} else {
+		arm(t, expires, slack);
+	}
+	notify_armed(expires, true);
 	return 0;
 }
 
@@ -432,9 +487,8 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 	if (destroyed())
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
-		bool was_empty = count == 0;
 		arm(t, expires, slack);
-		notify_armed(expires, was_empty);
+		notify_armed(expires, true);
 		return 0;
 	}
 	if (t->tw__owner != id)

@@ -41,6 +41,8 @@ inline void set_align(tw_timer *t, unsigned align)
 	t->tw__flags = static_cast<uint8_t>((t->tw__flags & ~align_mask) | align << align_shift);
 }
 
+inline void clear_align(tw_timer *t) { t->tw__flags &= static_cast<uint8_t>(~align_mask); }
+
 inline bool is_periodic(const tw_timer *t) { return t->tw__flags & flag_periodic; }
 
 constexpr uint8_t timer_magic = 0x7b;
@@ -191,6 +193,8 @@ struct tw_wheel {
 	uint64_t woke_tick;     // the clock's tick at the last wake-up (the open rule)
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	uint8_t holds;    // who holds the wheel: tw::held_by_program and the others
+	bool default_geometry; // a 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: see arm_exact()
+	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()
 	size_t count;     // armed timers
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
@@ -238,6 +242,7 @@ struct tw_wheel {
 	void set_notify(tw_notify_fn fn, void *arg);
 
 	int add(tw_timer *t, uint64_t expires, uint64_t slack);
+	int add_default(tw_timer *t, uint64_t expires);
 	int mod(tw_timer *t, uint64_t expires, uint64_t slack);
 	int del(tw_timer *t);
 	int refuse_del(const tw_timer *t);
@@ -289,6 +294,7 @@ private:
 	void place(tw_timer *t, uint64_t exp_tick, unsigned align);
 	void set_window(tw_timer *t, unsigned align);
 	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
+	void arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits);
 	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	int remod(tw_timer *t, uint64_t expires, uint64_t slack);
@@ -306,7 +312,8 @@ private:
 	void dump_level(FILE *out, unsigned level) const;
 	void dump_level_timers(FILE *out, unsigned level) const;
 	int run_expired_timers();
-	void notify_armed(uint64_t expires, bool was_empty);
+	void notify_armed(uint64_t expires, bool was_idle);
+	int notify_added(uint64_t expires);
 	void notify_now(uint64_t when);
 };
 
