@@ -74,12 +74,14 @@ constexpr unsigned lanes = 1u << lane_bits;
 
 // One bucket of the wheel: its lanes, a lower bound on the firing ticks of
 // the timers in it, so that a loop can sleep until a timer can fire rather
-// than until the bucket's cascade point, and one on their expiry ticks, so
-// that an advance looks for opened windows only where one may be.
+// than until the bucket's cascade point, and one on the expiry ticks of
+// those with a window, so that an advance looks for opened windows only
+// where one may be. An exact timer's window is its tick, which the first
+// bound covers: an exact arm lowers that one alone (push_exact()).
 struct slot {
 	tw_timer *lane[lanes];
 	uint64_t min_tick; // no timer in the slot fires at an earlier tick; UINT64_MAX when empty
-	uint64_t min_open; // no timer in the slot has an earlier expiry tick; UINT64_MAX when empty
+	uint64_t min_open; // no timer with a window here has an earlier expiry tick; UINT64_MAX when empty
 
 	bool empty() const
 	{
@@ -93,6 +95,13 @@ struct slot {
 	{
 		hlist_add_head(&lane[which & (lanes - 1)], t);
 		lower(tick, open);
+	}
+
+	void push_exact(tw_timer *t, unsigned which, uint64_t tick)
+	{
+		hlist_add_head(&lane[which & (lanes - 1)], t);
+		if (tick < min_tick)
+			min_tick = tick;
 	}
 
 	void lower(uint64_t tick, uint64_t open)
@@ -155,8 +164,10 @@ struct slot {
 //  due       the due list's tail is its last timer's next field; `ready`
 //            holds timers only while callbacks run.
 //  bound     a slot's min_tick is no later than any of its timers' firing
-//            ticks, its min_open no later than any of their expiry ticks,
-//            and both are UINT64_MAX when it is empty.
+//            ticks, its min_open no later than the expiry ticks of those
+//            with a window, and both are UINT64_MAX when it is empty. (An
+//            exact timer's expiry tick is its firing tick, after the clock
+//            while it is in a slot: no search for opened windows takes it.)
 //  stay      a timer in a slot has a firing tick after the clock, and
 //            stays() holds for its slot: the slot comes due no later than
 //            that tick, and places it again then (a cascade fires a timer
