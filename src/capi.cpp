@@ -281,7 +281,7 @@ TW_API size_t tw_count(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->count;
+	return w->count();
 }
 
 TW_API uint64_t tw_tick(const tw_wheel *w)

@@ -187,7 +187,7 @@ int tw_wheel::check() const
 		for (unsigned slot = 0; slot <= slot_mask; slot++)
 			if (int err = check_slot(this, level, slot, &seen)) // bitmaps, bound, links, stay, open, window
 				return err;
-	if (seen != count)
-		return broken("count: count says %zu armed timers, the lists hold %zu", count, seen);
+	if (seen != count())
+		return broken("count: count says %zu armed timers, the lists hold %zu", count(), seen);
 	return 0;
 }

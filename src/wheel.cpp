@@ -131,7 +131,7 @@ void tw_wheel::idle_all_timers()
 		occupied[level] = 0;
 	level_mask = 0;
 	widest = 0;
-	count = 0;
+	idled += count();
 }
 
 // A destroyed wheel's timers are idle at once, so the program may release
@@ -297,8 +297,7 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 {
 	t->expires = expires;
 	t->tw__owner = id;
-	count++;
-	stats.armed++;
+	stats.armed++; // and count()
 }
 
 // Place a claimed timer whose expiry's tick lies after the clock, firing at
@@ -347,7 +346,7 @@ inline void tw_wheel::emptied(size_t index)
 TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
 {
 	TW_ASSERT(*t->tw__pprev == t, "links");
-	TW_ASSERT(count > 0, "count");
+	TW_ASSERT(count() > 0, "count");
 	if (t->tw__where == tw::where_due) {
 		due.remove(t); // or from `ready`: remove() leaves due's tail alone then
 	} else {
@@ -360,7 +359,6 @@ TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
 	}
 	t->tw__where = tw::where_idle;
 	t->tw__owner = 0;
-	count--;
 }
 
 void tw_wheel::notify_now(uint64_t when)
@@ -391,7 +389,7 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 {
 	if (!notify)
 		return;
-	bool was_empty = was_idle && count == 1;
+	bool was_empty = was_idle && count() == 1;
 	if (running() || (expires >= notified && !was_empty)) {
 		TW_ASSERT(!notify || running() || notified <= next_expiry(), "notified");
 		return;
@@ -474,7 +472,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > now_ns && stays_later(t, expires, slack)) {
 		t->expires = expires;
-		stats.armed++;
+		in_place++;
 		return 1;
 	}
 	return remod(t, expires, slack);
@@ -499,6 +497,7 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 		rearm_in_slot(t, expires, slack);
 	} else {
 		unlink(t);
+		moved++;
 		arm(t, expires, slack);
 	}
 	notify_armed(expires, false);
@@ -517,11 +516,12 @@ void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
 	if (stays(index, exp_tick, tick, align)) {
 		t->expires = expires;
 		set_window(t, align);
-		stats.armed++;
+		in_place++;
 		slots[index].lower(tick, exp_tick);
 		return;
 	}
 	unlink(t);
+	moved++;
 	claim(t, expires);
 	place(t, exp_tick, align);
 }
@@ -536,7 +536,15 @@ int tw_wheel::del(tw_timer *t)
 	TW_ASSERT(t->tw__where != tw::where_idle, "links");
 	unlink(t);
 	stats.cancelled++;
-	if (notify && count == 0 && !running())
+	if (TW_UNLIKELY(notify != nullptr))
+		return notify_cancelled();
+	return 1;
+}
+
+// A hook hears that the wheel is empty now (tw_del() returns 1).
+TW_NOINLINE int tw_wheel::notify_cancelled()
+{
+	if (count() == 0 && !running())
 		notify_now(UINT64_MAX);
 	return 1;
 }
@@ -743,9 +751,9 @@ int tw_wheel::run_expired_timers()
 	due.init();
 	for (tw_timer *t; (t = ready);) {
 		unlink(t);
+		stats.fired++; // and count()
 		if (tw::is_periodic(t))
 			rearm_periodic(t);
-		stats.fired++;
 		if (fired < INT32_MAX)
 			fired++;
 		t->fn(t);
@@ -754,12 +762,15 @@ int tw_wheel::run_expired_timers()
 	return fired;
 }
 
-// The counters as tw_get_stats() gives them. An advance counts itself
+// The counters as tw_get_stats() gives them. An arm counts itself once, in
+// stats.armed if it claims an idle timer (which count() reads too), else
+// in in_place. An advance counts itself
 // once, as idle or as one that fired (stats.advances), so that the quiet
 // advance of a polling loop pays one increment.
 tw_stats tw_wheel::stats_now() const
 {
 	tw_stats s = stats;
+	s.armed += in_place;
 	s.advances += s.idle_advances;
 	return s;
 }

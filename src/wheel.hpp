@@ -185,7 +185,7 @@ struct slot {
 //            looks, or in a slot that comes due before its expiry's tick,
 //            which then places it again before its window opens (both are
 //            in stays()); its alignment is at most `widest`.
-//  count     count is the number of timers on all the lists.
+//  count     count() is the number of timers on all the lists.
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
 // alignment: the expiry's tick itself for an exact timer.
@@ -206,7 +206,14 @@ struct tw_wheel {
 	uint8_t holds;    // who holds the wheel: tw::held_by_program and the others
 	bool default_geometry; // a 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: see arm_exact()
 	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()
-	size_t count;     // armed timers
+	// count(), the armed timers, is derived from counters that the paths
+	// which arm and remove keep anyway: stats.armed counts the timers
+	// claimed from idle (stats_now() adds in_place), and each removal is
+	// cancelled, fired, moved (unlinked by tw_mod to be claimed again) or
+	// idled by destroy().
+	uint64_t in_place; // tw_mod() re-arms that left the timer where it was
+	uint64_t moved;
+	uint64_t idled;
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
 	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
@@ -266,6 +273,10 @@ struct tw_wheel {
 	bool publish_horizon(uint64_t when);
 	int check() const;
 	tw_stats stats_now() const;
+	size_t count() const
+	{
+		return static_cast<size_t>(stats.armed - stats.cancelled - stats.fired - moved - idled);
+	}
 	void dump(FILE *out, bool verbose) const;
 
 	// A bucket is named by one index, level by level; these are the only
@@ -325,6 +336,7 @@ private:
 	int run_expired_timers();
 	void notify_armed(uint64_t expires, bool was_idle);
 	int notify_added(uint64_t expires);
+	int notify_cancelled();
 	void notify_now(uint64_t when);
 };
 
