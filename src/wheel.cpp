@@ -89,6 +89,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->woke_tick = w->now_tick;
 	w->default_slack = w->slack_ticks(slack_ns);
 	w->default_geometry = w->per_tick.how == tw::divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS;
+	TW_ASSERT(!w->default_geometry || levels == default_levels, "bitmaps");
 	w->exact_arms = w->default_geometry && !w->default_slack;
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
@@ -98,8 +99,10 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->notified = 0; // no hook yet: see set_notify()
 	w->requests.init();
 	w->holds = tw::held_by_program;
-	for (unsigned b = 0; b < 64; b++)
+	for (unsigned b = 0; b < 64; b++) {
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
+		w->shift_of_bit[b] = static_cast<uint8_t>(b / slot_bits * slot_bits);
+	}
 	for (unsigned level = 0; level < levels; level++) {
 		unsigned above = (level + 1) * slot_bits;
 		w->level_shift[level] = static_cast<uint8_t>(level * slot_bits);
@@ -410,15 +413,21 @@ TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires, bool ms, u
 	claim(t, expires);
 	tw::clear_align(t);
 	uint64_t tick = ms ? tw::divider::ms_quotient(expires - 1) + 1 : tick_of_expiry(expires);
-	unsigned level = level_of_bit[tw::msb64(tick ^ now_tick)];
-	unsigned slot = tw::calc_wheel_slot(tick, level, bits, (uint64_t{1} << bits) - 1);
+	unsigned b = tw::msb64(tick ^ now_tick);
+	unsigned level = level_of_bit[b];
+	unsigned slot = static_cast<unsigned>((tick >> shift_of_bit[b]) & ((uint64_t{1} << bits) - 1));
 	size_t index = (static_cast<size_t>(level) << bits) | slot;
 	TW_ASSERT(index == calc_wheel_index(tick), "bitmaps");
-	occupied[level] |= uint64_t{1} << slot;
+	// The bitmaps and slots follow the wheel in its allocation (create()):
+	// with the default geometry, at offsets known here.
+	uint64_t *bits_at = ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
+	tw::slot *slots_at = ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
+	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
+	bits_at[level] |= uint64_t{1} << slot;
 	level_mask |= uint64_t{1} << level;
 	t->tw__where = where_of(index);
 	stats.placed++;
-	slots[index].push_exact(t, next_lane++, tick);
+	slots_at[index].push_exact(t, next_lane++, tick);
 }
 
 // tw_add() on a wheel of the default geometry without default slack

@@ -238,11 +238,13 @@ struct tw_wheel {
 
 	tw_stats stats; // read through stats_now(): `advances` here counts those that fired
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
+	uint8_t shift_of_bit[64]; // the first tick bit of that level's digit
 	// Per level, for slot_start_at(): the first tick bit of its digit
 	// (level * slot_bits), and the mask of the clock's bits above it.
 	uint8_t level_shift[64];
 	uint64_t level_high[64];
 
+	static constexpr unsigned default_levels = 8; // of the default geometry (level.hpp)
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
 	// The one allocation create() makes: the wheel, its bitmaps, its slots.
 	static size_t bytes(unsigned levels, unsigned slot_bits)
