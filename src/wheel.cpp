@@ -290,7 +290,6 @@ TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, u
 	unsigned level = level_of(index);
 	slots[index].push(t, next_lane++, tick, exp_tick);
 	t->tw__where = where_of(index);
-	stats.placed++;
 	occupied[level] |= uint64_t{1} << slot_of(index);
 	level_mask |= uint64_t{1} << level;
 }
@@ -330,6 +329,7 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
 		due.append(t);
 		t->tw__where = tw::where_due;
+		due_arms++;
 		return;
 	}
 	uint64_t exp_tick = tick_of_expiry(expires);
@@ -426,7 +426,6 @@ TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires, bool ms, u
 	bits_at[level] |= uint64_t{1} << slot;
 	level_mask |= uint64_t{1} << level;
 	t->tw__where = where_of(index);
-	stats.placed++;
 	slots_at[index].push_exact(t, next_lane++, tick);
 }
 
@@ -614,6 +613,7 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 			uint64_t tick = fire_tick(exp_tick, tw::align_of(t));
 			size_t index = calc_wheel_index(tick);
 			enqueue(t, index, tick, exp_tick);
+			stats.placed++; // the arms' placements are derived (stats_now())
 			to_level = level_of(index);
 		}
 		if (to_level < from_level)
@@ -773,12 +773,15 @@ int tw_wheel::run_expired_timers()
 
 // The counters as tw_get_stats() gives them. An arm counts itself once, in
 // stats.armed if it claims an idle timer (which count() reads too), else
-// in in_place. An advance counts itself
+// in in_place; a claimed timer is placed in a slot unless it is due at
+// once (due_arms), so stats.placed counts only the cascades' placements.
+// An advance counts itself
 // once, as idle or as one that fired (stats.advances), so that the quiet
 // advance of a polling loop pays one increment.
 tw_stats tw_wheel::stats_now() const
 {
 	tw_stats s = stats;
+	s.placed += s.armed - due_arms;
 	s.armed += in_place;
 	s.advances += s.idle_advances;
 	return s;

@@ -216,6 +216,7 @@ struct tw_wheel {
 	uint64_t in_place; // tw_mod() re-arms that left the timer where it was
 	uint64_t moved;
 	uint64_t idled;
+	uint64_t due_arms; // claims that went to the due list, not into a slot (stats_now())
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
 	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
