@@ -121,10 +121,12 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 #endif
 }
 
+} // extern "C"
+
 // Every path that may release a wheel's memory ends here. The debug
 // registry forgets the wheel before its memory goes, so that another
 // thread's new wheel at the same address is never mistaken for it.
-static void release_if_unused(tw_wheel *w)
+void tw::release_if_unused(tw_wheel *w)
 {
 	if (!w->unused())
 		return;
@@ -134,6 +136,8 @@ static void release_if_unused(tw_wheel *w)
 	w->release();
 }
 
+extern "C" {
+
 TW_API void tw_wheel_destroy(tw_wheel *w)
 {
 	if (!w)
@@ -142,7 +146,7 @@ TW_API void tw_wheel_destroy(tw_wheel *w)
 	if (w->destroyed())
 		return;
 	w->destroy();
-	release_if_unused(w);
+	tw::release_if_unused(w);
 }
 
 TW_API void tw_timer_init(tw_timer *t, void (*fn)(tw_timer *t))
@@ -186,7 +190,7 @@ static inline int add_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const 
 	if (t->tw__where != tw::where_idle && t->tw__owner != w->id)
 		TW_WARN_IN(fn, "timer %p is armed on another wheel", (const void *)t);
 #endif
-	return w->add(t, expires, slack ? w->slack_ticks(*slack) : w->default_slack);
+	return slack ? w->add(t, expires, w->slack_ticks(*slack)) : w->add_default(t, expires);
 }
 
 static inline int mod_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_t *slack, const char *fn)
@@ -252,9 +256,8 @@ TW_API int tw_advance(tw_wheel *w, uint64_t now)
 	if (!w)
 		return -EINVAL;
 	TW_LIVE(w);
-	int fired = w->advance(now);
-	release_if_unused(w); // destroyed by a callback, and no backend holds it
-	return fired;
+	return w->advance(now); // releases a wheel that a callback destroyed, if unused
+
 }
 
 TW_API int tw_advance_budget(tw_wheel *w, uint64_t now, unsigned budget)
@@ -262,9 +265,7 @@ TW_API int tw_advance_budget(tw_wheel *w, uint64_t now, unsigned budget)
 	if (!w || !budget)
 		return -EINVAL;
 	TW_LIVE(w);
-	int fired = w->advance_budget(now, budget);
-	release_if_unused(w); // as tw_advance()
-	return fired;
+	return w->advance_budget(now, budget); // releases a wheel that a callback destroyed, if unused
 }
 
 TW_API int tw_set_wake_budget(tw_wheel *w, unsigned budget)
@@ -305,7 +306,7 @@ TW_API size_t tw_count(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->count;
+	return w->count();
 }
 
 TW_API uint64_t tw_tick(const tw_wheel *w)
@@ -326,7 +327,7 @@ TW_API int tw_set_notify(tw_wheel *w, tw_notify_fn fn, void *arg)
 	if (fn && w->notify)
 		return -EBUSY;
 	w->set_notify(fn, arg);
-	release_if_unused(w); // the backend let go of a destroyed wheel
+	tw::release_if_unused(w); // the backend let go of a destroyed wheel
 	return 0;
 }
 
@@ -399,7 +400,7 @@ TW_API int tw_get_stats(const tw_wheel *w, tw_stats *out)
 	if (!w || !out)
 		return -EINVAL;
 	TW_LIVE(w);
-	*out = w->stats;
+	*out = w->stats_now();
 	return 0;
 }
 

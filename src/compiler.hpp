@@ -29,15 +29,19 @@
 #define TW_PRINTF(fmt, args)
 #endif
 
+// TW_UNLIKELY(c): a refusal or a rare case, laid out off the hot path.
 #if defined(__GNUC__) || defined(__clang__)
 #define TW_ALWAYS_INLINE __attribute__((always_inline))
 #define TW_NOINLINE __attribute__((noinline))
+#define TW_UNLIKELY(c) __builtin_expect(!!(c), 0)
 #elif defined(_MSC_VER)
 #define TW_ALWAYS_INLINE __forceinline
 #define TW_NOINLINE __declspec(noinline)
+#define TW_UNLIKELY(c) (c)
 #else
 #define TW_ALWAYS_INLINE
 #define TW_NOINLINE
+#define TW_UNLIKELY(c) (c)
 #endif
 
 namespace tw {

@@ -35,6 +35,11 @@
 //
 // The 128-bit steps are compiler.hpp's mulhi64() and div128by64(), which
 // 32-bit targets build from 64-bit halves. A power of two is a shift.
+//
+// The default tick, 1 ms = 2^6 * 15625, is a `mul` whose shifts and
+// multiplier by() finds to be the constants of `ms`: tested first, it
+// divides with immediate operands, as a compiler divides by a constant.
+// by() picks it only when the reciprocal it computed equals those.
 // tests/test_divide.cpp checks quotient() against the divide instruction
 // on the edges and on random numbers.
 #ifndef TW_DIVIDE_HPP
@@ -49,7 +54,10 @@ namespace tw {
 // Built by divider::by(d) (create() does it once); plain data, as the
 // wheel that holds it is.
 struct divider {
-	enum kind : uint8_t { pow2, mul, mul_add };
+	enum kind : uint8_t { pow2, mul, mul_add, ms };
+	// `ms`: the reciprocal by() computes for 1 ms, written as constants.
+	static constexpr uint64_t ms_ns = 1000000, ms_magic = 0x8637bd05af6c69b6;
+	static constexpr uint8_t ms_pre = 6, ms_shift = 13;
 	uint64_t magic;
 	uint8_t pre;    // mul: the numerator's shift before the product (z above)
 	uint8_t shift;
@@ -57,13 +65,21 @@ struct divider {
 
 	static divider by(uint64_t d)
 	{
+		divider v = by_any(d);
+		if (d == ms_ns && v.how == mul && v.magic == ms_magic && v.pre == ms_pre && v.shift == ms_shift)
+			v.how = ms;
+		return v;
+	}
+
+	static divider by_any(uint64_t d)
+	{
 		unsigned log2 = 63u - clz64(d);
 		divider v = { d, 0, static_cast<uint8_t>(log2), pow2 };
 		if ((d & (d - 1)) == 0)
 			return v;
 		if (!(d & 1)) {
 			unsigned z = ctz64(d);
-			divider odd = by(d >> z); // not a power of two either
+			divider odd = by_any(d >> z); // not a power of two either
 			if (odd.how == mul_add) {
 				// 2^(64+L') / d' + 1, which fits (d' > 2^L').
 				uint64_t rem;
@@ -91,8 +107,12 @@ struct divider {
 		return v;
 	}
 
+	static uint64_t ms_quotient(uint64_t n) { return mulhi64(n >> ms_pre, ms_magic) >> ms_shift; }
+
 	uint64_t quotient(uint64_t n) const
 	{
+		if (how == ms)
+			return ms_quotient(n);
 		if (how == pow2)
 			return n >> shift;
 		if (how == mul)

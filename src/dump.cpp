@@ -72,7 +72,7 @@ void tw_wheel::dump(FILE *out, bool verbose) const
 {
 	fprintf(out, "wheel: now %llu ns (tick %llu), tick %llu ns, %u levels of %u slots, %zu armed\n",
 		(unsigned long long)now_ns, (unsigned long long)now_tick, (unsigned long long)tick_ns, levels,
-		1u << slot_bits, count);
+		1u << slot_bits, count());
 	fprintf(out, "  due      %zu\n", list_length(due.first));
 	if (verbose)
 		for (const tw_timer *t = due.first; t; t = t->tw__next)

@@ -88,6 +88,9 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->now_tick = w->tick_of_now(now);
 	w->woke_tick = w->now_tick;
 	w->default_slack = w->slack_ticks(slack_ns);
+	w->default_geometry = w->per_tick.how == tw::divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS;
+	TW_ASSERT(!w->default_geometry || levels == default_levels, "bitmaps");
+	w->exact_arms = w->default_geometry && !w->default_slack;
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
 	for (size_t i = 0; i < nslots; i++)
@@ -97,8 +100,15 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->requests.init();
 	w->holds = tw::held_by_program;
 	w->wake_budget = no_budget;
-	for (unsigned b = 0; b < 64; b++)
+	for (unsigned b = 0; b < 64; b++) {
 		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
+		w->shift_of_bit[b] = static_cast<uint8_t>(b / slot_bits * slot_bits);
+	}
+	for (unsigned level = 0; level < levels; level++) {
+		unsigned above = (level + 1) * slot_bits;
+		w->level_shift[level] = static_cast<uint8_t>(level * slot_bits);
+		w->level_high[level] = above >= 64 ? 0 : ~((uint64_t{1} << above) - 1);
+	}
 	*out = w;
 	return 0;
 }
@@ -125,7 +135,7 @@ void tw_wheel::idle_all_timers()
 		occupied[level] = 0;
 	level_mask = 0;
 	widest = 0;
-	count = 0;
+	idled += count();
 }
 
 // A destroyed wheel's timers are idle at once, so the program may release
@@ -138,6 +148,7 @@ void tw_wheel::destroy()
 {
 	idle_all_timers();
 	holds &= ~tw::held_by_program;
+	exact_arms = false; // arms are refused, by add()
 	requests.refuse();
 	// What other threads queued completes with -ESHUTDOWN, and the backend
 	// hears that the wheel is empty now and stops its OS timer. From a
@@ -231,7 +242,7 @@ size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 // The tick at which a bucket comes due (its cascade point).
 uint64_t tw_wheel::slot_start(size_t index) const
 {
-	return tw::calc_slot_start(now_tick, level_of(index), slot_of(index), slot_bits);
+	return slot_start_at(level_of(index), slot_of(index));
 }
 
 // The last tick a bucket spans (UINT64_MAX for one that reaches past it).
@@ -280,7 +291,6 @@ TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, u
 	unsigned level = level_of(index);
 	slots[index].push(t, next_lane++, tick, exp_tick);
 	t->tw__where = where_of(index);
-	stats.placed++;
 	occupied[level] |= uint64_t{1} << slot_of(index);
 	level_mask |= uint64_t{1} << level;
 }
@@ -290,8 +300,7 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 {
 	t->expires = expires;
 	t->tw__owner = id;
-	count++;
-	stats.armed++;
+	stats.armed++; // and count()
 }
 
 // Place a claimed timer whose expiry's tick lies after the clock, firing at
@@ -321,6 +330,7 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
 		due.append(t);
 		t->tw__where = tw::where_due;
+		due_arms++;
 		return;
 	}
 	uint64_t exp_tick = tick_of_expiry(expires);
@@ -337,10 +347,10 @@ inline void tw_wheel::emptied(size_t index)
 		level_mask &= ~(uint64_t{1} << level);
 }
 
-void tw_wheel::unlink(tw_timer *t)
+TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
 {
 	TW_ASSERT(*t->tw__pprev == t, "links");
-	TW_ASSERT(count > 0, "count");
+	TW_ASSERT(count() > 0, "count");
 	if (t->tw__where == tw::where_due) {
 		due.remove(t); // or from `ready`: remove() leaves due's tail alone then
 	} else {
@@ -353,7 +363,6 @@ void tw_wheel::unlink(tw_timer *t)
 	}
 	t->tw__where = tw::where_idle;
 	t->tw__owner = 0;
-	count--;
 }
 
 void tw_wheel::notify_now(uint64_t when)
@@ -373,16 +382,19 @@ void tw_wheel::notify_now(uint64_t when)
 		stats.os_rearms++;
 }
 
-// After a timer was armed for `expires`: tell the backend only what changes
-// its plans, a next expiry earlier than it was told, or a wheel that holds
-// a timer again (one that fires only at UINT64_MAX too: it keeps a loop
+// After a timer was armed for `expires` (from idle if `was_idle`): tell the
+// backend only what changes its plans, a next expiry earlier than it was
+// told, or a wheel that holds a timer again (one that fires only at UINT64_MAX too: it keeps a loop
 // alive). A timer at or after the time the hook was told cannot move the
 // next expiry below it (every bound is the tick of a timer placed in its
 // slot, or the slot's start, and the hook was never told a later time), so
 // the usual arm, later than the earliest, costs no more than this test.
-TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
+TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 {
-	if (!notify || running() || (expires >= notified && !was_empty)) {
+	if (!notify)
+		return;
+	bool was_empty = was_idle && count() == 1;
+	if (running() || (expires >= notified && !was_empty)) {
 		TW_ASSERT(!notify || running() || notified <= next_expiry(), "notified");
 		return;
 	}
@@ -391,15 +403,69 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_empty)
 		notify_now(next);
 }
 
+// The everyday arm, an exact timer for a later tick, goes straight to its
+// slot: no window to align to, the firing tick the expiry's own. The level
+// and slot are computed here and used as they are, rather than encoded in
+// an index and taken apart again. The default geometry (default_geometry)
+// has this path with its tick and slot width as constants: `ms` and
+// `bits` are constants at both of the calls in add().
+TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits)
+{
+	claim(t, expires);
+	tw::clear_align(t);
+	uint64_t tick = ms ? tw::divider::ms_quotient(expires - 1) + 1 : tick_of_expiry(expires);
+	unsigned b = tw::msb64(tick ^ now_tick);
+	unsigned level = level_of_bit[b];
+	unsigned slot = static_cast<unsigned>((tick >> shift_of_bit[b]) & ((uint64_t{1} << bits) - 1));
+	size_t index = (static_cast<size_t>(level) << bits) | slot;
+	TW_ASSERT(index == calc_wheel_index(tick), "bitmaps");
+	// The bitmaps and slots follow the wheel in its allocation (create()):
+	// with the default geometry, at offsets known here.
+	uint64_t *bits_at = ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
+	tw::slot *slots_at = ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
+	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
+	bits_at[level] |= uint64_t{1} << slot;
+	level_mask |= uint64_t{1} << level;
+	t->tw__where = where_of(index);
+	slots_at[index].push_exact(t, next_lane++, tick);
+}
+
+// tw_add() on a wheel of the default geometry without default slack
+// (exact_arms): an idle timer for a later time is armed here, in a
+// function that makes no call on this path, so saves only the registers
+// this path needs; everything else, refusals included, goes through add().
+int tw_wheel::add_default(tw_timer *t, uint64_t expires)
+{
+	if (exact_arms && t->tw__where == tw::where_idle && expires > now_ns) {
+		arm_exact(t, expires, true, TW_DEFAULT_SLOT_BITS);
+		if (TW_UNLIKELY(notify != nullptr))
+			return notify_added(expires);
+		return 0;
+	}
+	return add(t, expires, default_slack);
+}
+
+TW_NOINLINE int tw_wheel::notify_added(uint64_t expires)
+{
+	notify_armed(expires, true);
+	return 0;
+}
+
 int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (t->tw__where != tw::where_idle)
+	if (TW_UNLIKELY(t->tw__where != tw::where_idle))
 		return -EBUSY;
-	if (destroyed())
+	if (TW_UNLIKELY(destroyed()))
 		return -EINVAL;
-	bool was_empty = count == 0;
-	arm(t, expires, slack);
-	notify_armed(expires, was_empty);
+	if (!slack && expires > now_ns) {
+		if (default_geometry)
+			arm_exact(t, expires, true, TW_DEFAULT_SLOT_BITS);
+		else
+			arm_exact(t, expires, false, slot_bits);
+	} else {
+		arm(t, expires, slack);
+	}
+	notify_armed(expires, true);
 	return 0;
 }
 
@@ -415,7 +481,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > now_ns && stays_later(t, expires, slack)) {
 		t->expires = expires;
-		stats.armed++;
+		in_place++;
 		return 1;
 	}
 	return remod(t, expires, slack);
@@ -428,9 +494,8 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 	if (destroyed())
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
-		bool was_empty = count == 0;
 		arm(t, expires, slack);
-		notify_armed(expires, was_empty);
+		notify_armed(expires, true);
 		return 0;
 	}
 	if (t->tw__owner != id)
@@ -441,6 +506,7 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 		rearm_in_slot(t, expires, slack);
 	} else {
 		unlink(t);
+		moved++;
 		arm(t, expires, slack);
 	}
 	notify_armed(expires, false);
@@ -459,26 +525,42 @@ void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
 	if (stays(index, exp_tick, tick, align)) {
 		t->expires = expires;
 		set_window(t, align);
-		stats.armed++;
+		in_place++;
 		slots[index].lower(tick, exp_tick);
 		return;
 	}
 	unlink(t);
+	moved++;
 	claim(t, expires);
 	place(t, exp_tick, align);
 }
 
+// The owner's id is 0 for an idle timer and never a wheel's, so one test
+// takes every timer this wheel may cancel, and the rest are sorted out of
+// line; without a hook the wheel becoming empty costs one more test.
 int tw_wheel::del(tw_timer *t)
 {
-	if (t->tw__where == tw::where_idle)
-		return 0;
-	if (t->tw__owner != id)
-		return -EINVAL;
+	if (TW_UNLIKELY(t->tw__owner != id))
+		return refuse_del(t);
+	TW_ASSERT(t->tw__where != tw::where_idle, "links");
 	unlink(t);
 	stats.cancelled++;
-	if (count == 0 && !running())
+	if (TW_UNLIKELY(notify != nullptr))
+		return notify_cancelled();
+	return 1;
+}
+
+// A hook hears that the wheel is empty now (tw_del() returns 1).
+TW_NOINLINE int tw_wheel::notify_cancelled()
+{
+	if (count() == 0 && !running())
 		notify_now(UINT64_MAX);
 	return 1;
+}
+
+TW_NOINLINE int tw_wheel::refuse_del(const tw_timer *t)
+{
+	return t->tw__where == tw::where_idle ? 0 : -EINVAL;
 }
 
 // Walk a detached slot's lanes interleaved, calling `visit` on each timer.
@@ -532,6 +614,7 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 			uint64_t tick = fire_tick(exp_tick, tw::align_of(t));
 			size_t index = calc_wheel_index(tick);
 			enqueue(t, index, tick, exp_tick);
+			stats.placed++; // the arms' placements are derived (stats_now())
 			to_level = level_of(index);
 		}
 		if (to_level < from_level)
@@ -547,7 +630,7 @@ TW_HOT_INLINE uint64_t tw_wheel::next_event_tick() const
 	if (!level_mask)
 		return UINT64_MAX;
 	unsigned level = tw::lsb64(level_mask);
-	return tw::calc_slot_start(now_tick, level, tw::lsb64(occupied[level]), slot_bits);
+	return slot_start_at(level, tw::lsb64(occupied[level]));
 }
 
 // Move the clock to `target_tick` one event at a time, cascading higher
@@ -557,7 +640,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 	while (level_mask) {
 		unsigned level = tw::lsb64(level_mask);
 		unsigned slot = tw::lsb64(occupied[level]);
-		uint64_t event = tw::calc_slot_start(now_tick, level, slot, slot_bits);
+		uint64_t event = slot_start_at(level, slot);
 		if (event > target_tick)
 			break;
 		TW_ASSERT(event > now_tick, "ahead");
@@ -632,7 +715,7 @@ void tw_wheel::take_opened(size_t index)
 	s.take_all(chains);
 	walk_lanes(chains, [&](tw_timer *t) TW_HOT_LAMBDA {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
-		TW_ASSERT(exp_tick >= open_bound, "bound");
+		TW_ASSERT(!tw::align_of(t) || exp_tick >= open_bound, "bound");
 		TW_ASSERT(tw::align_of(t) <= widest, "window");
 		if (exp_tick <= now_tick) {
 			due.append(t);
@@ -685,9 +768,9 @@ int tw_wheel::run_expired_timers(unsigned budget)
 	for (tw_timer *t; (t = ready);) {
 		unlink(t);
 		record_lateness(t->expires);
+		stats.fired++; // and count()
 		if (tw::is_periodic(t))
 			rearm_periodic(t);
-		stats.fired++;
 		if (fired < INT32_MAX)
 			fired++;
 		t->fn(t);
@@ -696,27 +779,41 @@ int tw_wheel::run_expired_timers(unsigned budget)
 	return fired;
 }
 
+// The counters as tw_get_stats() gives them. An arm counts itself once, in
+// stats.armed if it claims an idle timer (which count() reads too), else
+// in in_place; a claimed timer is placed in a slot unless it is due at
+// once (due_arms), so stats.placed counts only the cascades' placements.
+// An advance counts itself
+// once, as idle or as one that fired (stats.advances), so that the quiet
+// advance of a polling loop pays one increment.
+tw_stats tw_wheel::stats_now() const
+{
+	tw_stats s = stats;
+	s.placed += s.armed - due_arms;
+	s.armed += in_place;
+	s.advances += s.idle_advances;
+	return s;
+}
+
 // Every advance that leaves the wheel alive ends here: counted, and the
 // backend told the next expiry.
 TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 {
-	stats.advances++;
-	if (fired == 0)
+	if (fired)
+		stats.advances++;
+	else
 		stats.idle_advances++;
 	if (notify)
 		notify_now(next_expiry());
 	return fired;
 }
 
-// The caller (capi.cpp) frees a wheel destroyed from a callback once this
-// returns: see unused().
-//
 // Most advances of a loop that polls find nothing to do: no request, no
 // due timer, and no slot coming due by the target. They only move the
-// clock, here, and everything else is in advance_events(), out of line.
-// Such an advance is no wake-up either, so there are no windows to look
-// for: the next expiry is no earlier than the first event's tick, which
-// lies after the target's.
+// clock and count themselves once (stats_now()), here, and everything
+// else is in advance_events(), out of line. Such an advance is no wake-up either, so there are no windows
+// to look for: the next expiry is no earlier than the first event's tick,
+// which lies after the target's.
 __attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
 {
 	return running() ? -EBUSY : -EINVAL;
@@ -727,9 +824,9 @@ __attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
 TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
 	// Both refusals in one test of the holders.
-	if ((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program)
+	if (TW_UNLIKELY((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program))
 		return refuse_advance();
-	if (now < now_ns)
+	if (TW_UNLIKELY(now < now_ns))
 		return 0;
 	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
 	uint64_t target_tick = tick_of_now(now);
@@ -737,7 +834,10 @@ TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 		return advance_events(now, target_tick, budget);
 	now_tick = target_tick;
 	now_ns = now;
-	return end_advance(0);
+	stats.idle_advances++;
+	if (notify)
+		notify_now(next_expiry());
+	return 0;
 }
 
 int tw_wheel::advance(uint64_t now)
@@ -750,6 +850,8 @@ int tw_wheel::advance_budget(uint64_t now, unsigned budget)
 	return advance_with(now, budget);
 }
 
+// A wheel destroyed by a callback is released before this returns if
+// nobody else holds it (tw::release_if_unused(), the C API's).
 TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
 {
 	if (requests_pending())
@@ -770,6 +872,7 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, uns
 	if (destroyed()) {
 		drain();
 		notify_now(UINT64_MAX);
+		tw::release_if_unused(this);
 		return fired;
 	}
 

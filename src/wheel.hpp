@@ -41,6 +41,8 @@ inline void set_align(tw_timer *t, unsigned align)
 	t->tw__flags = static_cast<uint8_t>((t->tw__flags & ~align_mask) | align << align_shift);
 }
 
+inline void clear_align(tw_timer *t) { t->tw__flags &= static_cast<uint8_t>(~align_mask); }
+
 inline bool is_periodic(const tw_timer *t) { return t->tw__flags & flag_periodic; }
 
 constexpr uint8_t timer_magic = 0x7b;
@@ -55,7 +57,7 @@ constexpr uint8_t timer_magic = 0x7b;
 //   tw_set_notify(fn), (NULL)    + hook, - hook: a backend reads the wheel
 //                                again when its OS timer fires
 //   the hook's call              + in_hook, - in_hook: it may remove itself
-//   holds == 0                   released (capi.cpp, release_if_unused())
+//   holds == 0                   released (capi.cpp, tw::release_if_unused())
 enum : uint8_t {
 	held_by_program = 1,
 	held_by_advance = 2,
@@ -72,25 +74,36 @@ constexpr unsigned lanes = 1u << lane_bits;
 
 // One bucket of the wheel: its lanes, a lower bound on the firing ticks of
 // the timers in it, so that a loop can sleep until a timer can fire rather
-// than until the bucket's cascade point, and one on their expiry ticks, so
-// that an advance looks for opened windows only where one may be.
+// than until the bucket's cascade point, and one on the expiry ticks of
+// those with a window, so that an advance looks for opened windows only
+// where one may be. An exact timer's window is its tick, which the first
+// bound covers: an exact arm lowers that one alone (push_exact()).
 struct slot {
 	tw_timer *lane[lanes];
 	uint64_t min_tick; // no timer in the slot fires at an earlier tick; UINT64_MAX when empty
-	uint64_t min_open; // no timer in the slot has an earlier expiry tick; UINT64_MAX when empty
+	uint64_t min_open; // no timer with a window here has an earlier expiry tick; UINT64_MAX when empty
 
+	// The lanes OR-ed, without a branch per lane: a cancel that leaves a
+	// slot empty asks, and most slots hold a timer or two.
 	bool empty() const
 	{
+		uintptr_t any = 0;
 		for (unsigned i = 0; i < lanes; i++)
-			if (lane[i])
-				return false;
-		return true;
+			any |= reinterpret_cast<uintptr_t>(lane[i]);
+		return !any;
 	}
 
 	void push(tw_timer *t, unsigned which, uint64_t tick, uint64_t open)
 	{
 		hlist_add_head(&lane[which & (lanes - 1)], t);
 		lower(tick, open);
+	}
+
+	void push_exact(tw_timer *t, unsigned which, uint64_t tick)
+	{
+		hlist_add_head(&lane[which & (lanes - 1)], t);
+		if (tick < min_tick)
+			min_tick = tick;
 	}
 
 	void lower(uint64_t tick, uint64_t open)
@@ -153,8 +166,10 @@ struct slot {
 //  due       the due list's tail is its last timer's next field; `ready`
 //            holds timers only while callbacks run.
 //  bound     a slot's min_tick is no later than any of its timers' firing
-//            ticks, its min_open no later than any of their expiry ticks,
-//            and both are UINT64_MAX when it is empty.
+//            ticks, its min_open no later than the expiry ticks of those
+//            with a window, and both are UINT64_MAX when it is empty. (An
+//            exact timer's expiry tick is its firing tick, after the clock
+//            while it is in a slot: no search for opened windows takes it.)
 //  stay      a timer in a slot has a firing tick after the clock, and
 //            stays() holds for its slot: the slot comes due no later than
 //            that tick, and places it again then (a cascade fires a timer
@@ -172,7 +187,7 @@ struct slot {
 //            looks, or in a slot that comes due before its expiry's tick,
 //            which then places it again before its window opens (both are
 //            in stays()); its alignment is at most `widest`.
-//  count     count is the number of timers on all the lists.
+//  count     count() is the number of timers on all the lists.
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
 // alignment: the expiry's tick itself for an exact timer.
@@ -192,7 +207,17 @@ struct tw_wheel {
 	uint64_t woke_tick;     // the clock's tick at the last wake-up (the open rule)
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	uint8_t holds;    // who holds the wheel: tw::held_by_program and the others
-	size_t count;     // armed timers
+	bool default_geometry; // a 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: see arm_exact()
+	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()
+	// count(), the armed timers, is derived from counters that the paths
+	// which arm and remove keep anyway: stats.armed counts the timers
+	// claimed from idle (stats_now() adds in_place), and each removal is
+	// cancelled, fired, moved (unlinked by tw_mod to be claimed again) or
+	// idled by destroy().
+	uint64_t in_place; // tw_mod() re-arms that left the timer where it was
+	uint64_t moved;
+	uint64_t idled;
+	uint64_t due_arms; // claims that went to the due list, not into a slot (stats_now())
 
 	uint64_t level_mask;   // bit l: level l has an occupied slot
 	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
@@ -215,11 +240,17 @@ struct tw_wheel {
 	tw::request_queue requests;
 	char owner_apart[64];
 
-	tw_stats stats;
+	tw_stats stats; // read through stats_now(): `advances` here counts those that fired
 	uint64_t late[TW_LATENESS_BUCKETS]; // tw_get_lateness(): firings by lateness (lateness.cpp)
 	uint64_t late_max;
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
+	uint8_t shift_of_bit[64]; // the first tick bit of that level's digit
+	// Per level, for slot_start_at(): the first tick bit of its digit
+	// (level * slot_bits), and the mask of the clock's bits above it.
+	uint8_t level_shift[64];
+	uint64_t level_high[64];
 
+	static constexpr unsigned default_levels = 8; // of the default geometry (level.hpp)
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
 	// The one allocation create() makes: the wheel, its bitmaps, its slots.
 	static size_t bytes(unsigned levels, unsigned slot_bits)
@@ -237,11 +268,13 @@ struct tw_wheel {
 	void set_notify(tw_notify_fn fn, void *arg);
 
 	int add(tw_timer *t, uint64_t expires, uint64_t slack);
+	int add_default(tw_timer *t, uint64_t expires);
 	int mod(tw_timer *t, uint64_t expires, uint64_t slack);
 	int del(tw_timer *t);
 	// budget: at most that many callbacks, the other due timers left due
 	// for the next advance; no_budget for all of them.
 	static constexpr unsigned no_budget = ~0u;
+	int refuse_del(const tw_timer *t);
 	int advance(uint64_t now);
 	int advance_budget(uint64_t now, unsigned budget);
 	uint64_t next_expiry() const;
@@ -263,6 +296,11 @@ struct tw_wheel {
 	}
 	void get_lateness(tw_lateness *out) const;
 	int check() const;
+	tw_stats stats_now() const;
+	size_t count() const
+	{
+		return static_cast<size_t>(stats.armed - stats.cancelled - stats.fired - moved - idled);
+	}
 	void dump(FILE *out, bool verbose) const;
 	int walk(tw_walk_fn fn, void *arg) const;
 
@@ -285,6 +323,12 @@ struct tw_wheel {
 	uint64_t fire_tick(uint64_t exp_tick, unsigned align) const;
 	size_t calc_wheel_index(uint64_t exp_tick) const;
 	uint64_t slot_start(size_t index) const;
+	uint64_t slot_start_at(unsigned level, unsigned slot) const
+	{
+		uint64_t start = (now_tick & level_high[level]) | uint64_t{slot} << level_shift[level];
+		TW_ASSERT(start == tw::calc_slot_start(now_tick, level, slot, slot_bits), "clock");
+		return start;
+	}
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
@@ -297,6 +341,7 @@ private:
 	void place(tw_timer *t, uint64_t exp_tick, unsigned align);
 	void set_window(tw_timer *t, unsigned align);
 	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
+	void arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits);
 	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick);
 	void unlink(tw_timer *t);
 	int remod(tw_timer *t, uint64_t expires, uint64_t slack);
@@ -315,7 +360,9 @@ private:
 	void dump_level(FILE *out, unsigned level) const;
 	void dump_level_timers(FILE *out, unsigned level) const;
 	int run_expired_timers(unsigned budget);
-	void notify_armed(uint64_t expires, bool was_empty);
+	void notify_armed(uint64_t expires, bool was_idle);
+	int notify_added(uint64_t expires);
+	int notify_cancelled();
 	void notify_now(uint64_t when);
 };
 
@@ -366,6 +413,12 @@ inline bool tw_wheel::stays_later(const tw_timer *t, uint64_t expires, uint64_t 
 	TW_ASSERT(!later || stays(index_of(t), tick_of_expiry(expires), tick_of_expiry(expires), 0), "stay");
 	return later;
 }
+
+namespace tw {
+// Free a wheel that nobody holds any longer (capi.cpp: the debug registry
+// forgets it first).
+void release_if_unused(tw_wheel *w);
+} // namespace tw
 
 // tw_forward() without the argument checks: t idle, period > 0.
 uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period);

@@ -275,6 +275,54 @@ static void dump_levels(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* tw_get_stats() as the header words each counter, and tw_count(), through
+ * every way a timer is armed, re-armed, cancelled, fired and placed. */
+static void stats_count_every_path(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_timer a, b, c, d;
+	struct tw_stats st;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	tw_timer_init(&a, count);
+	tw_timer_init(&b, count);
+	tw_timer_init(&c, count);
+	tw_timer_init(&d, count);
+	assert_int_equal(tw_add(w, &a, 100 * MS), 0);
+	assert_int_equal(tw_add(w, &b, 5000 * MS), 0);
+	assert_int_equal(tw_add(w, &c, 9000 * MS), 0);
+	assert_int_equal(tw_mod(w, &b, 6000 * MS), 1); /* later: stays */
+	assert_int_equal(tw_mod(w, &c, 10 * MS), 1);   /* earlier: placed anew */
+	assert_int_equal(tw_add(w, &d, 0), 0);         /* due: on no slot */
+	assert_int_equal(tw_count(w), 4);
+	assert_int_equal(tw_get_stats(w, &st), 0);
+	assert_int_equal(st.armed, 6);
+	assert_int_equal(st.placed, 4);
+	assert_int_equal(tw_del(w, &a), 1);
+	assert_int_equal(tw_del(w, &a), 0);
+	assert_int_equal(tw_count(w), 3);
+	fired = 0;
+	assert_int_equal(tw_advance(w, 1), 1);  /* d */
+	assert_int_equal(tw_advance(w, 2), 0);  /* nothing */
+	assert_int_equal(tw_advance(w, 1), 0);  /* backwards: not counted */
+	assert_int_equal(tw_advance(w, 10 * MS), 1); /* c */
+	assert_int_equal(tw_count(w), 1);
+	/* b, from level 2: placed again at 4096 ms (level 1) and 5952 ms
+	 * (level 0), then fired at 6000 ms. */
+	assert_int_equal(tw_advance(w, 6000 * MS), 1);
+	assert_int_equal(tw_count(w), 0);
+	assert_int_equal(tw_get_stats(w, &st), 0);
+	assert_int_equal(st.armed, 6);
+	assert_int_equal(st.cancelled, 1);
+	assert_int_equal(st.fired, 3);
+	assert_int_equal(st.placed, 6);
+	assert_int_equal(st.cascaded, 2);
+	assert_int_equal(st.advances, 4);
+	assert_int_equal(st.idle_advances, 1);
+	assert_int_equal(fired, 3);
+	tw_wheel_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +333,7 @@ int main(void)
 		cmocka_unit_test(hook_removes_itself_on_destroy),
 		cmocka_unit_test(cascaded_counts_only_moves_down),
 		cmocka_unit_test(dump_levels),
+		cmocka_unit_test(stats_count_every_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

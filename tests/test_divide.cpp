@@ -67,6 +67,11 @@ int main(int argc, char **argv)
 		check_divisor(p, randoms);
 		check_divisor(p + 1, randoms);
 	}
+	// The default tick takes the path with constant operands.
+	if (tw::divider::by(1000000).how != tw::divider::ms) {
+		fprintf(stderr, "1000000: not the constant reciprocal\n");
+		wrong++;
+	}
 	for (uint64_t d = 10; d && d <= UINT64_MAX / 10; d *= 10) // 1 us, 1 ms, 1 s ticks among them
 		check_divisor(d, randoms);
 	const uint64_t odd[] = { 1000003, 999999937, 60000000000, 3600000000000, UINT64_MAX, UINT64_MAX - 1,

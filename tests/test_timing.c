@@ -323,6 +323,48 @@ static void test_later_rearm_stays_in_bucket(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* tw_add() of an exact timer takes a path of its own (with the default
+ * geometry's tick and slot width as constants when the wheel has them);
+ * tw_mod() of an idle timer arms through the general path, window
+ * arithmetic and all. Both must choose the same bucket, at every distance,
+ * on the default wheel, on one with default slack (tw_add_range() with no
+ * window) and on other geometries, and the wheel must stay sound. */
+static void test_exact_arm_paths_agree(void **state)
+{
+	(void)state;
+	static const struct tw_config cfgs[] = {
+		{ 0, 0, 0 }, { 0, 0, 1000000000 }, { 1000, 4, 0 }, { 7, 3, 0 }, { 1 << 20, 6, 0 },
+	};
+	uint64_t rng = test_seed();
+	for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+		struct tw_wheel *w;
+		uint64_t now = test_rand(&rng) >> (test_rand(&rng) % 64);
+		if (now == UINT64_MAX)
+			now--;
+		assert_int_equal(tw_wheel_create(&w, &cfgs[c], now), 0);
+		enum { PAIRS = 200 };
+		static struct probe a[PAIRS], b[PAIRS];
+		for (unsigned i = 0; i < PAIRS; i++) {
+			uint64_t expires = now + 1 + (test_rand(&rng) >> (test_rand(&rng) % 64)) % (UINT64_MAX - now);
+			tw_timer_init(&a[i].timer, check_on_time);
+			tw_timer_init(&b[i].timer, check_on_time);
+			if (cfgs[c].slack_ns)
+				assert_int_equal(tw_add_range(w, &a[i].timer, expires, 0), 0);
+			else
+				assert_int_equal(tw_add(w, &a[i].timer, expires), 0);
+			assert_int_equal(tw_mod_range(w, &b[i].timer, expires, 0), 0);
+			unsigned la, sa, lb, sb;
+			assert_int_equal(tw_timer_bucket(w, &a[i].timer, &la, &sa), 0);
+			assert_int_equal(tw_timer_bucket(w, &b[i].timer, &lb, &sb), 0);
+			assert_int_equal(la, lb);
+			assert_int_equal(sa, sb);
+		}
+		assert_wheel_sound(w);
+		assert_int_equal(tw_count(w), 2 * PAIRS);
+		tw_wheel_destroy(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_no_wasted_wakeups),
 		cmocka_unit_test(test_rearm_to_now_fires_next_advance),
 		cmocka_unit_test(test_later_rearm_stays_in_bucket),
+		cmocka_unit_test(test_exact_arm_paths_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
