@@ -25,16 +25,9 @@ extern "C" {
 /* Every wheel test ends with this: the invariants must hold. */
 #define assert_wheel_sound(w) assert_int_equal(tw_check(w), 0)
 
-/* splitmix64: small, fast and good enough to drive random schedules. The
- * seed comes from TW_SEED when set, so a failure can be replayed. */
-static inline uint64_t test_rand(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#include "rand.h"
 
+/* The seed comes from TW_SEED when set, so a failure can be replayed. */
 static inline uint64_t test_seed(void)
 {
 	const char *s = getenv("TW_SEED");

@@ -9,16 +9,11 @@
 #include <stdlib.h>
 
 #include "../src/divide.hpp"
+#include "rand.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 
-static uint64_t next_rand()
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
+static uint64_t next_rand() { return test_rand(&rng); }
 
 static unsigned long long checked, wrong;
 
