@@ -189,5 +189,8 @@ int tw_wheel::check() const
 				return err;
 	if (seen != count())
 		return broken("count: count says %zu armed timers, the lists hold %zu", count(), seen);
+	if (quiet_below > calc_quiet())
+		return broken("quiet: bound %llu is later than %llu: an advance would skip the next event",
+			      (unsigned long long)quiet_below, (unsigned long long)calc_quiet());
 	return 0;
 }

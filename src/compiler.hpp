@@ -29,18 +29,22 @@
 #define TW_PRINTF(fmt, args)
 #endif
 
-// TW_UNLIKELY(c): a refusal or a rare case, laid out off the hot path.
+// TW_UNLIKELY(c): a refusal or a rare case, laid out off the hot path;
+// TW_COLD: a function only such cases call.
 #if defined(__GNUC__) || defined(__clang__)
 #define TW_ALWAYS_INLINE __attribute__((always_inline))
 #define TW_NOINLINE __attribute__((noinline))
+#define TW_COLD __attribute__((noinline, cold))
 #define TW_UNLIKELY(c) __builtin_expect(!!(c), 0)
 #elif defined(_MSC_VER)
 #define TW_ALWAYS_INLINE __forceinline
 #define TW_NOINLINE __declspec(noinline)
+#define TW_COLD __declspec(noinline)
 #define TW_UNLIKELY(c) (c)
 #else
 #define TW_ALWAYS_INLINE
 #define TW_NOINLINE
+#define TW_COLD
 #define TW_UNLIKELY(c) (c)
 #endif
 
@@ -60,14 +64,6 @@ inline unsigned clz64(uint64_t x)
 }
 
 inline unsigned ctz64(uint64_t x) { return 63u - clz64(x & (~x + 1)); } // the lowest set bit alone
-
-inline unsigned popcount64(uint64_t x)
-{
-	x = x - ((x >> 1) & 0x5555555555555555u);
-	x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-	return static_cast<unsigned>((x * 0x0101010101010101u) >> 56);
-}
 
 // Four 32-bit products: far cheaper on a 32-bit target than the library
 // call that a 64-bit division is there.
@@ -138,17 +134,6 @@ inline unsigned ctz64(uint64_t x)
 #endif
 }
 
-inline unsigned popcount64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-	return static_cast<unsigned>(__builtin_popcountll(x));
-#elif defined(TW_MSVC) && defined(_M_X64)
-	return static_cast<unsigned>(__popcnt64(x));
-#else
-	return portable::popcount64(x);
-#endif
-}
-
 // The high 64 bits of the 128-bit product a * b.
 inline uint64_t mulhi64(uint64_t a, uint64_t b)
 {
@@ -193,6 +178,21 @@ inline bool mul_add_fits(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
 	return true;
 #else
 	return portable::mul_add_fits(a, b, c, out);
+#endif
+}
+
+// *word with bit `bit` (0 to 63) set. x86-64 sets it with one `bts` on a
+// register; written in C, the shift needs its count in %cl, and on the
+// arm path, where the slot's digit has %cl already, compilers spend moves
+// to juggle it.
+inline void set_bit64(uint64_t *word, uint64_t bit)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+	uint64_t w = *word;
+	__asm__("bts{q %1, %0| %0, %1}" : "+r"(w) : "r"(bit) : "cc"); // AT&T | Intel (-masm=intel)
+	*word = w;
+#else
+	*word |= uint64_t{1} << bit;
 #endif
 }
 

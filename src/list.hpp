@@ -23,11 +23,57 @@ inline void hlist_add_head(tw_timer **head, tw_timer *t)
 	t->tw__pprev = head;
 }
 
-inline void hlist_del(tw_timer *t)
+// Take t off its list; true if it was the list's last timer.
+inline bool hlist_del(tw_timer *t)
 {
-	*t->tw__pprev = t->tw__next;
-	if (t->tw__next)
-		t->tw__next->tw__pprev = t->tw__pprev;
+	tw_timer *next = t->tw__next;
+	*t->tw__pprev = next;
+	if (!next)
+		return true;
+	next->tw__pprev = t->tw__pprev;
+	return false;
+}
+
+// Two chains linked through tw__next, each in order of expiry, as one;
+// on equal expiries, a's first.
+inline tw_timer *merge_by_expiry(tw_timer *a, tw_timer *b)
+{
+	tw_timer *head = nullptr, **tail = &head;
+	while (a && b) {
+		tw_timer **from = b->expires < a->expires ? &b : &a;
+		*tail = *from;
+		tail = &(*from)->tw__next;
+		*from = *tail;
+	}
+	*tail = a ? a : b;
+	return head;
+}
+
+// A chain linked through tw__next (its pprev links are left as they are)
+// in order of expiry, stably: a list's merge sort, which keeps one sorted
+// run of 2^i timers per i, with no allocation and O(n log n) steps.
+inline tw_timer *sort_by_expiry(tw_timer *list)
+{
+	tw_timer *runs[64]; // runs[i]: nullptr, or 2^i timers that came before those of runs[i - 1]
+	unsigned used = 0;
+	while (list) {
+		tw_timer *run = list;
+		list = list->tw__next;
+		run->tw__next = nullptr;
+		unsigned i = 0;
+		for (; i < used && runs[i]; i++) {
+			run = merge_by_expiry(runs[i], run);
+			runs[i] = nullptr;
+		}
+		if (i == used)
+			used++;
+		runs[i] = run;
+	}
+	tw_timer *sorted = nullptr;
+	for (unsigned i = 0; i < used; i++)
+		if (runs[i])
+			sorted = merge_by_expiry(runs[i], sorted);
+	return sorted;
 }
 
 struct tail_list {
@@ -65,13 +111,12 @@ struct tail_list {
 		return head;
 	}
 
-	// Also takes a timer off a plain hlist that was detached from this
-	// list: only a timer that is this list's last moves its tail.
-	void remove(tw_timer *t)
+	// A timer that had no successor was taken off this list, or off a
+	// plain hlist detached from it: only this list's last moves its tail.
+	void unlinked_last(const tw_timer *t)
 	{
 		if (tail == &t->tw__next)
 			tail = t->tw__pprev;
-		hlist_del(t);
 	}
 };
 

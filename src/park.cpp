@@ -23,16 +23,6 @@ namespace tw {
 
 namespace {
 
-#if !defined(_WIN32)
-timespec to_timespec(uint64_t ns)
-{
-	timespec ts;
-	ts.tv_sec = static_cast<time_t>(ns / 1000000000u);
-	ts.tv_nsec = static_cast<long>(ns % 1000000000u);
-	return ts;
-}
-#endif
-
 // Buckets of the table: a word hashes to one; threads parked on different
 // words of one bucket only wake each other spuriously.
 constexpr unsigned bucket_bits = 6;
@@ -59,24 +49,13 @@ bucket &bucket_of(const uint32_t *word)
 
 } // namespace
 
-uint64_t park_clock()
-{
-#if defined(_WIN32)
-	return GetTickCount64() * 1000000u;
-#else
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-#endif
-}
-
 // The word is compared under the bucket's lock, which park_wake_portable()
 // takes before it signals: a change made before the wake is either seen
 // here, or made while this thread sleeps on the condition variable.
 bool park_wait_portable(const uint32_t *word, uint32_t expected, uint64_t deadline)
 {
 	bucket &b = bucket_of(word);
-	uint64_t now = park_clock();
+	uint64_t now = tw_clock_monotonic();
 	if (now >= deadline)
 		return false;
 #if defined(_WIN32)
@@ -93,8 +72,8 @@ bool park_wait_portable(const uint32_t *word, uint32_t expected, uint64_t deadli
 	timespec real;
 	clock_gettime(CLOCK_REALTIME, &real);
 	uint64_t real_now = static_cast<uint64_t>(real.tv_sec) * 1000000000u + static_cast<uint64_t>(real.tv_nsec);
-	uint64_t left = deadline - now;
-	timespec until = to_timespec(left > UINT64_MAX - real_now ? UINT64_MAX : real_now + left);
+	timespec until;
+	tw_ns_to_timespec(&until, tw_deadline(real_now, deadline - now));
 	pthread_mutex_lock(&b.lock);
 	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == expected) {
 		if (deadline == UINT64_MAX)
@@ -127,9 +106,10 @@ void park_wake_portable(const uint32_t *word)
 // wake-up that comes early costs no arithmetic on the next sleep.
 bool park_wait(const uint32_t *word, uint32_t expected, uint64_t deadline)
 {
-	if (park_clock() >= deadline)
+	if (tw_clock_monotonic() >= deadline)
 		return false;
-	timespec until = to_timespec(deadline);
+	timespec until;
+	tw_ns_to_timespec(&until, deadline); // saturates where time_t is 32 bits
 	syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
 		deadline == UINT64_MAX ? nullptr : &until, nullptr, FUTEX_BITSET_MATCH_ANY);
 	return true;

@@ -18,16 +18,14 @@
 
 #include <stdint.h>
 
+#include "timerwheel.h"
+
 namespace tw {
 
-// CLOCK_MONOTONIC (or the system's steady clock) in ns, the clock of the
-// deadlines below.
-uint64_t park_clock();
-
-// Sleep while *word == expected, until a park_wake(word) or the clock
-// reaches `deadline` (UINT64_MAX: no deadline). Returns false once the
-// deadline has passed, true otherwise (woken, spuriously or not, or the
-// word differed).
+// Sleep while *word == expected, until a park_wake(word) or
+// tw_clock_monotonic() reaches `deadline` (UINT64_MAX: no deadline).
+// Returns false once the deadline has passed, true otherwise (woken,
+// spuriously or not, or the word differed).
 bool park_wait(const uint32_t *word, uint32_t expected, uint64_t deadline);
 
 // Wake every thread parked on `word`.

@@ -79,8 +79,7 @@ TW_API int tw_request_wait_timeout(tw_wheel *w, tw_request *req, uint64_t timeou
 		return -EINVAL;
 	if (!is_done(s))
 		w->requests.wake(w);
-	uint64_t now = tw::park_clock();
-	uint64_t deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+	uint64_t deadline = tw_deadline(tw_clock_monotonic(), timeout_ns);
 	for (;; s = state_of(req)) {
 		if (is_done(s))
 			return result_of(req);

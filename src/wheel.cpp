@@ -76,7 +76,6 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 		free(w);
 		return -ENOMEM;
 	}
-
 	w->tick_ns = tick_ns;
 	w->per_tick = tw::divider::by(tick_ns);
 	w->slot_bits = slot_bits;
@@ -87,6 +86,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
 	w->woke_tick = w->now_tick;
+	w->quiet_below = w->last_whole_tick; // empty: no event
 	w->default_slack = w->slack_ticks(slack_ns);
 	w->default_geometry = w->per_tick.how == tw::divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS;
 	TW_ASSERT(!w->default_geometry || levels == default_levels, "bitmaps");
@@ -100,17 +100,26 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->requests.init();
 	w->holds = tw::held_by_program;
 	w->wake_budget = no_budget;
+	w->fill_level_tables();
+	*out = w;
+	return 0;
+}
+
+// The per-bit and per-level tables that spare the hot paths a division
+// by slot_bits: the level, shift and first slot's `where` of each tick bit,
+// and each level's shift and the mask of the clock's bits above it.
+void tw_wheel::fill_level_tables()
+{
 	for (unsigned b = 0; b < 64; b++) {
-		w->level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
-		w->shift_of_bit[b] = static_cast<uint8_t>(b / slot_bits * slot_bits);
+		level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
+		shift_of_bit[b] = static_cast<uint8_t>(b / slot_bits * slot_bits);
+		where0_of_bit[b] = where_of(index_of(b / slot_bits, 0));
 	}
 	for (unsigned level = 0; level < levels; level++) {
 		unsigned above = (level + 1) * slot_bits;
-		w->level_shift[level] = static_cast<uint8_t>(level * slot_bits);
-		w->level_high[level] = above >= 64 ? 0 : ~((uint64_t{1} << above) - 1);
+		level_shift[level] = static_cast<uint8_t>(level * slot_bits);
+		level_high[level] = above >= 64 ? 0 : ~((uint64_t{1} << above) - 1);
 	}
-	*out = w;
-	return 0;
 }
 
 // Every armed timer becomes idle and the wheel empty. The lists are
@@ -148,11 +157,12 @@ void tw_wheel::destroy()
 {
 	idle_all_timers();
 	holds &= ~tw::held_by_program;
-	exact_arms = false; // arms are refused, by add()
+	exact_arms = false;  // arms are refused, by add()
+	quiet_below = 0;     // and advances, by advance_slow()
 	requests.refuse();
 	// What other threads queued completes with -ESHUTDOWN, and the backend
 	// hears that the wheel is empty now and stops its OS timer. From a
-	// callback, both wait until the advance ends (see advance()): a cancel
+	// callback, both wait until the advance ends (advance_events()): a cancel
 	// of the running timer must not be done before its callback returns.
 	if (!running()) {
 		drain();
@@ -187,7 +197,7 @@ void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 // the last tick, so an expiry in the final partial tick is not lost.
 uint64_t tw_wheel::tick_of_now(uint64_t ns) const
 {
-	return ns == UINT64_MAX ? last_tick : per_tick.quotient(ns);
+	return clock_tick(ns, per_tick.quotient(ns));
 }
 
 // An expiry's tick, for an expiry after tick 0 (every expiry placed in a
@@ -285,11 +295,14 @@ uint64_t tw_wheel::next_expiry() const
 }
 
 // Put a timer whose firing tick lies after the clock into slot `index`,
-// which calc_wheel_index() gave for that tick.
-TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick)
+// which calc_wheel_index() gave for that tick, in lane `lane` (its low
+// bits). The lanes need no counter of their own: an arm takes its expiry's
+// tick, which differs from timer to timer in every slot above level 0, the
+// slots a cascade walks; a cascade takes the count of its placements.
+TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick, uint64_t lane)
 {
 	unsigned level = level_of(index);
-	slots[index].push(t, next_lane++, tick, exp_tick);
+	slots[index].push(t, static_cast<unsigned>(lane), tick, exp_tick);
 	t->tw__where = where_of(index);
 	occupied[level] |= uint64_t{1} << slot_of(index);
 	level_mask |= uint64_t{1} << level;
@@ -309,7 +322,9 @@ TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned alig
 {
 	set_window(t, align);
 	uint64_t tick = fire_tick(exp_tick, align);
-	enqueue(t, calc_wheel_index(tick), tick, exp_tick);
+	size_t index = calc_wheel_index(tick);
+	lower_quiet(slot_start(index));
+	enqueue(t, index, tick, exp_tick, exp_tick);
 }
 
 // A timer's alignment, and the bound every search of opened windows
@@ -328,9 +343,9 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 	if (expires <= now_ns) {
 		// Due now. A periodic timer keeps its alignment for its re-arms.
 		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
-		due.append(t);
-		t->tw__where = tw::where_due;
+		make_due(t);
 		due_arms++;
+		quiet_below = 0;
 		return;
 	}
 	uint64_t exp_tick = tick_of_expiry(expires);
@@ -351,18 +366,27 @@ TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
 {
 	TW_ASSERT(*t->tw__pprev == t, "links");
 	TW_ASSERT(count() > 0, "count");
-	if (t->tw__where == tw::where_due) {
-		due.remove(t); // or from `ready`: remove() leaves due's tail alone then
-	} else {
-		// Only the last timer of a lane can leave the slot empty.
-		size_t index = index_of(t);
-		bool lane_end = !t->tw__next;
-		tw::hlist_del(t);
-		if (lane_end && slots[index].empty())
-			emptied(index);
-	}
+	// Every list is an hlist, the due list too: a timer with a successor
+	// leaves any of them the same way, and only the last one of a list
+	// asks which list it was on.
+	if (tw::hlist_del(t))
+		unlinked_last(t);
 	t->tw__where = tw::where_idle;
 	t->tw__owner = 0;
+}
+
+// The timer just unlinked was the last of its list: of the due list (or
+// of `ready`, detached from it), whose tail may move, or of a slot's lane,
+// which may leave the slot empty.
+inline void tw_wheel::unlinked_last(tw_timer *t)
+{
+	if (t->tw__where == tw::where_due) {
+		due.unlinked_last(t);
+		return;
+	}
+	size_t index = index_of(t);
+	if (slots[index].empty())
+		emptied(index);
 }
 
 void tw_wheel::notify_now(uint64_t when)
@@ -395,7 +419,7 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 		return;
 	bool was_empty = was_idle && count() == 1;
 	if (running() || (expires >= notified && !was_empty)) {
-		TW_ASSERT(!notify || running() || notified <= next_expiry(), "notified");
+		TW_ASSERT(running() || notified <= next_expiry(), "notified");
 		return;
 	}
 	uint64_t next = next_expiry();
@@ -403,31 +427,46 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 		notify_now(next);
 }
 
-// The everyday arm, an exact timer for a later tick, goes straight to its
+// An exact timer, firing at `tick`, after the clock, goes straight to its
 // slot: no window to align to, the firing tick the expiry's own. The level
 // and slot are computed here and used as they are, rather than encoded in
 // an index and taken apart again. The default geometry (default_geometry)
 // has this path with its tick and slot width as constants: `ms` and
-// `bits` are constants at both of the calls in add().
-TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits)
+// `bits` are constants at every call. An arm (`arming`) lowers the quiet
+// rule's bound; a cascade, inside an advance, need not. Returns the level.
+TW_HOT_INLINE unsigned tw_wheel::enqueue_exact(tw_timer *t, uint64_t tick, uint64_t lane, bool ms, unsigned bits,
+					       bool arming)
 {
-	claim(t, expires);
-	tw::clear_align(t);
-	uint64_t tick = ms ? tw::divider::ms_quotient(expires - 1) + 1 : tick_of_expiry(expires);
 	unsigned b = tw::msb64(tick ^ now_tick);
+	unsigned shift = shift_of_bit[b];
+	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
+	TW_ASSERT(digits << shift == slot_start(calc_wheel_index(tick)), "quiet");
+	if (arming)
+		lower_quiet(digits << shift);
+	uint64_t slot = digits & ((uint64_t{1} << bits) - 1);
 	unsigned level = level_of_bit[b];
-	unsigned slot = static_cast<unsigned>((tick >> shift_of_bit[b]) & ((uint64_t{1} << bits) - 1));
-	size_t index = (static_cast<size_t>(level) << bits) | slot;
-	TW_ASSERT(index == calc_wheel_index(tick), "bitmaps");
+	size_t where = where0_of_bit[b] + slot;
+	TW_ASSERT(where == where_of(calc_wheel_index(tick)), "bitmaps");
 	// The bitmaps and slots follow the wheel in its allocation (create()):
 	// with the default geometry, at offsets known here.
 	uint64_t *bits_at = ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
 	tw::slot *slots_at = ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
 	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
-	bits_at[level] |= uint64_t{1} << slot;
-	level_mask |= uint64_t{1} << level;
-	t->tw__where = where_of(index);
-	slots_at[index].push_exact(t, next_lane++, tick);
+	tw::set_bit64(&bits_at[level], slot);
+	tw::set_bit64(&level_mask, level);
+	t->tw__where = static_cast<uint16_t>(where);
+	slots_at[where - tw::where_slot0].push_exact(t, static_cast<unsigned>(lane), tick);
+	return level;
+}
+
+// The everyday arm: an idle timer, exact, for a later tick. Its lane is
+// its tick's (see enqueue()).
+TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits)
+{
+	claim(t, expires);
+	tw::clear_align(t);
+	uint64_t tick = tick_of_expiry(expires, ms);
+	enqueue_exact(t, tick, tick, ms, bits, true);
 }
 
 // tw_add() on a wheel of the default geometry without default slack
@@ -537,7 +576,7 @@ void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
 
 // The owner's id is 0 for an idle timer and never a wheel's, so one test
 // takes every timer this wheel may cancel, and the rest are sorted out of
-// line; without a hook the wheel becoming empty costs one more test.
+// line; the hook, which hears of a wheel become empty, costs one test.
 int tw_wheel::del(tw_timer *t)
 {
 	if (TW_UNLIKELY(t->tw__owner != id))
@@ -597,24 +636,40 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 // lands in a later slot: a finer level when a higher slot cascades, or
 // wherever its expiry now belongs if it was re-armed later while it waited
 // (see mod()), which may be a coarser level. Only the moves to a finer
-// level (or from a higher level to the due list) count as cascaded.
-void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
+// level (or from a higher level to the due list) count as cascaded. An
+// exact timer takes the arm's path (enqueue_exact()), with the default
+// geometry's constants when the wheel has them (`Ms`).
+//
+// For the last event by an advance's target (`early` given, see
+// collect_expired_timers()), the clock is already at the target, and the
+// timers that come due are chained on *early, in no order, for the caller
+// to put in order.
+template <bool Ms>
+void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **early)
 {
-	walk_lanes(chains, [this, from_level](tw_timer *t) TW_HOT_LAMBDA {
-		uint64_t exp_tick = tick_of_expiry(t->expires);
+	walk_lanes(chains, [this, from_level, early](tw_timer *t) TW_HOT_LAMBDA {
+		uint64_t exp_tick = tick_of_expiry(t->expires, Ms);
 		TW_ASSERT(exp_tick > woke_tick, "open");
+		unsigned align = tw::align_of(t);
 		unsigned to_level;
 		if (exp_tick <= now_tick) {
-			// Never before its tick: no bound announced an earlier one.
-			TW_ASSERT(fire_tick(exp_tick, tw::align_of(t)) == now_tick, "stay");
-			due.append(t);
-			t->tw__where = tw::where_due;
+			// Never before its tick: no bound announced an earlier one
+			// (and the last event by a target is taken on a wheel
+			// without windows only).
+			TW_ASSERT(early ? !align : fire_tick(exp_tick, align) == now_tick, "stay");
+			if (early) {
+				t->tw__next = *early;
+				*early = t;
+			} else {
+				make_due(t);
+			}
 			to_level = 0;
+		} else if (!align) {
+			to_level = enqueue_exact(t, exp_tick, stats.placed++, Ms, Ms ? TW_DEFAULT_SLOT_BITS : slot_bits, false);
 		} else {
-			uint64_t tick = fire_tick(exp_tick, tw::align_of(t));
+			uint64_t tick = fire_tick(exp_tick, align);
 			size_t index = calc_wheel_index(tick);
-			enqueue(t, index, tick, exp_tick);
-			stats.placed++; // the arms' placements are derived (stats_now())
+			enqueue(t, index, tick, exp_tick, stats.placed++); // the arms' placements are derived (stats_now())
 			to_level = level_of(index);
 		}
 		if (to_level < from_level)
@@ -622,10 +677,18 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level)
 	});
 }
 
+void tw_wheel::place_again(tw_timer **chains, unsigned from_level, tw_timer **early)
+{
+	if (default_geometry)
+		place_from<true>(chains, from_level, early);
+	else
+		place_from<false>(chains, from_level, early);
+}
+
 // The tick of the wheel's next event, the start of the first occupied slot
 // of the lowest non-empty level (level.hpp says why no other slot comes
 // first); UINT64_MAX when the wheel's slots are empty.
-TW_HOT_INLINE uint64_t tw_wheel::next_event_tick() const
+inline uint64_t tw_wheel::next_event_tick() const
 {
 	if (!level_mask)
 		return UINT64_MAX;
@@ -635,6 +698,17 @@ TW_HOT_INLINE uint64_t tw_wheel::next_event_tick() const
 
 // Move the clock to `target_tick` one event at a time, cascading higher
 // slots and moving level-0 slots to the due list.
+//
+// The last event by the target, on a wheel without windows, moves the
+// clock to the target at once: its slot's timers whose tick has come by
+// then are due, and the others are placed relative to the target. A timer
+// that would have cascaded level by level, event by event, down to level
+// 0 and the due list within this advance takes one step instead, which is
+// most of what an advance from deadline to deadline does. No other event
+// lies between, so nothing else would have come due in between; the due
+// timers are put in tick order, which the level-by-level descent gave.
+// Windows keep the descent: a window may open on the way, and the open
+// rule's search looks for it where the descent would have put it.
 void tw_wheel::collect_expired_timers(uint64_t target_tick)
 {
 	while (level_mask) {
@@ -651,7 +725,19 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 		TW_ASSERT(!slots[index].empty(), "bitmaps");
 		slots[index].take_all(chains);
 		emptied(index);
-		place_again(chains, level);
+		if (level && !widest && next_event_tick() > target_tick) {
+			now_tick = target_tick;
+			tw_timer *early = nullptr;
+			place_again(chains, level, &early);
+			if (early && early->tw__next)
+				early = tw::sort_by_expiry(early);
+			for (tw_timer *t = early, *next; t; t = next) {
+				next = t->tw__next;
+				make_due(t);
+			}
+			return;
+		}
+		place_again(chains, level, nullptr);
 	}
 	now_tick = target_tick;
 }
@@ -713,16 +799,16 @@ void tw_wheel::take_opened(size_t index)
 	uint64_t open_bound = s.min_open;
 	tw_timer *chains[tw::lanes];
 	s.take_all(chains);
+	unsigned lane = 0; // the kept timers, dealt out again in turn
 	walk_lanes(chains, [&](tw_timer *t) TW_HOT_LAMBDA {
 		uint64_t exp_tick = tick_of_expiry(t->expires);
 		TW_ASSERT(!tw::align_of(t) || exp_tick >= open_bound, "bound");
 		TW_ASSERT(tw::align_of(t) <= widest, "window");
 		if (exp_tick <= now_tick) {
-			due.append(t);
-			t->tw__where = tw::where_due;
+			make_due(t);
 			stats.cascaded += coarse;
 		} else {
-			s.push(t, next_lane++, fire_tick(exp_tick, tw::align_of(t)), exp_tick);
+			s.push(t, lane++, fire_tick(exp_tick, tw::align_of(t)), exp_tick);
 		}
 	});
 	if (s.empty())
@@ -795,8 +881,24 @@ tw_stats tw_wheel::stats_now() const
 	return s;
 }
 
-// Every advance that leaves the wheel alive ends here: counted, and the
-// backend told the next expiry.
+// The quiet rule's bound, computed: the next event's tick, or 0 while the
+// next advance has timers to run or must refuse.
+uint64_t tw_wheel::calc_quiet() const
+{
+	if (due.first || ready || refuses_advance())
+		return 0;
+	return quiet_of(next_event_tick());
+}
+
+TW_NOINLINE int tw_wheel::tell_next_expiry()
+{
+	notify_now(next_expiry());
+	return 0;
+}
+
+// Every advance that leaves the wheel alive ends here, but the quiet
+// rule's: counted, and the backend told the next expiry. After events the
+// bound stays 0: the next advance computes it, as it finds what to do.
 TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 {
 	if (fired)
@@ -808,36 +910,36 @@ TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 	return fired;
 }
 
-// Most advances of a loop that polls find nothing to do: no request, no
-// due timer, and no slot coming due by the target. They only move the
-// clock and count themselves once (stats_now()), here, and everything
-// else is in advance_events(), out of line. Such an advance is no wake-up either, so there are no windows
-// to look for: the next expiry is no earlier than the first event's tick,
-// which lies after the target's.
-__attribute__((noinline, cold)) int tw_wheel::refuse_advance() const
+TW_COLD int tw_wheel::refuse_advance() const
 {
 	return running() ? -EBUSY : -EINVAL;
 }
 
+// Most advances of a loop that polls find nothing to do: no request, no
+// due timer, and no slot coming due by the target. The quiet rule
+// (wheel.hpp) tells them so in one comparison, and they only move the
+// clock and count themselves once (stats_now()). Such an advance is no
+// wake-up either, so there are no windows to look for: the next expiry is
+// no earlier than the first event's tick, which lies after the target's.
+// The quotient is the clock's tick for every time but UINT64_MAX, whose
+// quotient is the last whole tick, which the bound never exceeds: that
+// time takes the slow path, as do the refusals, for which the bound is 0.
+//
 // tw_advance() and tw_advance_budget(): one body, inlined into each, so
 // that the common advance, without a budget, carries none.
 TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
-	// Both refusals in one test of the holders.
-	if (TW_UNLIKELY((holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program))
-		return refuse_advance();
-	if (TW_UNLIKELY(now < now_ns))
+	uint64_t target_tick = per_tick.quotient(now);
+	if (target_tick < quiet_below && now >= now_ns && !requests_pending()) {
+		TW_ASSERT(quiet_below <= calc_quiet() && target_tick == tick_of_now(now), "quiet");
+		now_tick = target_tick;
+		now_ns = now;
+		stats.idle_advances++;
+		if (TW_UNLIKELY(notify != nullptr))
+			return tell_next_expiry();
 		return 0;
-	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
-	uint64_t target_tick = tick_of_now(now);
-	if (due.first || requests_pending() || next_event_tick() <= target_tick)
-		return advance_events(now, target_tick, budget);
-	now_tick = target_tick;
-	now_ns = now;
-	stats.idle_advances++;
-	if (notify)
-		notify_now(next_expiry());
-	return 0;
+	}
+	return advance_slow(now, target_tick, budget);
 }
 
 int tw_wheel::advance(uint64_t now)
@@ -850,10 +952,34 @@ int tw_wheel::advance_budget(uint64_t now, unsigned budget)
 	return advance_with(now, budget);
 }
 
+// An advance the bound could not take: a refusal, a clock that would go
+// back, one with work, or a quiet one after a removal left the bound low,
+// which computes it again. `quotient` is `now`'s by the tick.
+TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned budget)
+{
+	if (TW_UNLIKELY(refuses_advance()))
+		return refuse_advance();
+	if (now < now_ns)
+		return 0;
+	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
+	uint64_t target_tick = clock_tick(now, quotient);
+	if (due.first || requests_pending())
+		return advance_events(now, target_tick, budget);
+	uint64_t event = next_event_tick();
+	if (event <= target_tick)
+		return advance_events(now, target_tick, budget);
+	now_tick = target_tick;
+	now_ns = now;
+	quiet_below = quiet_of(event);
+	TW_ASSERT(quiet_below == calc_quiet(), "quiet");
+	return end_advance(0);
+}
+
 // A wheel destroyed by a callback is released before this returns if
 // nobody else holds it (tw::release_if_unused(), the C API's).
 TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
 {
+	quiet_below = 0; // callbacks may call tw_advance(), and refuse_advance() answers
 	if (requests_pending())
 		drain();
 

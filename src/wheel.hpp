@@ -132,11 +132,9 @@ struct slot {
 	// Detach every lane into `chains` and leave the slot empty.
 	void take_all(tw_timer **chains)
 	{
-		for (unsigned i = 0; i < lanes; i++) {
+		for (unsigned i = 0; i < lanes; i++)
 			chains[i] = lane[i];
-			lane[i] = nullptr;
-		}
-		min_tick = min_open = UINT64_MAX;
+		clear();
 	}
 
 	void clear()
@@ -188,6 +186,15 @@ struct slot {
 //            which then places it again before its window opens (both are
 //            in stays()); its alignment is at most `widest`.
 //  count     count() is the number of timers on all the lists.
+//  quiet     quiet_below is no later than the next event's tick (the first
+//            occupied slot's start, next_event_tick()) nor the last whole
+//            tick, and is 0 while the due list holds a timer, while an
+//            advance is under way, and once the wheel is destroyed: so an
+//            advance to an earlier tick, with no request queued, has only
+//            to move the clock, and knows it from one comparison. An arm
+//            lowers it to its slot's start; a removal leaves it low, an
+//            advance with events leaves it 0, and the next advance that
+//            finds nothing to do computes it again.
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
 // alignment: the expiry's tick itself for an exact timer.
@@ -196,6 +203,7 @@ struct tw_wheel {
 	tw::divider per_tick; // n / tick_ns without a divide instruction (divide.hpp)
 	uint64_t now_ns;
 	uint64_t now_tick;
+	uint64_t quiet_below; // an advance to an earlier tick only moves the clock (the quiet rule)
 	uint64_t last_tick; // the tick of now == UINT64_MAX: expiries round up to at most this
 	uint64_t last_whole_tick; // the last tick whose start fits in 64-bit ns
 	unsigned slot_bits;
@@ -222,7 +230,6 @@ struct tw_wheel {
 	uint64_t level_mask;   // bit l: level l has an occupied slot
 	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
 	tw::slot *slots;       // levels << slot_bits buckets, level by level
-	unsigned next_lane;    // round-robin: the lane the next enqueued timer goes to
 	tw::tail_list due;     // timers whose time has come, in the order they came due
 	tw_timer *ready;       // while running: the due list detached, its callbacks not yet run
 
@@ -245,6 +252,7 @@ struct tw_wheel {
 	uint64_t late_max;
 	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
 	uint8_t shift_of_bit[64]; // the first tick bit of that level's digit
+	uint16_t where0_of_bit[64]; // where_of() the level's first slot
 	// Per level, for slot_start_at(): the first tick bit of its digit
 	// (level * slot_bits), and the mask of the clock's bits above it.
 	uint8_t level_shift[64];
@@ -262,6 +270,11 @@ struct tw_wheel {
 	bool destroyed() const { return !(holds & tw::held_by_program); }
 	// Callbacks are being called.
 	bool running() const { return holds & tw::held_by_advance; }
+	// tw_advance() is refused: destroyed, or called from a callback.
+	bool refuses_advance() const
+	{
+		return (holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program;
+	}
 	// Nobody holds the wheel any longer: release() it.
 	bool unused() const { return !holds; }
 	void release();
@@ -316,7 +329,17 @@ struct tw_wheel {
 
 	// helpers shared by wheel.cpp, check.cpp and dump.cpp
 	uint64_t tick_of_now(uint64_t ns) const;
+	// The clock's tick for `ns`, given its quotient by the tick: that
+	// quotient, except that UINT64_MAX reaches the last tick.
+	uint64_t clock_tick(uint64_t ns, uint64_t quotient) const { return ns == UINT64_MAX ? last_tick : quotient; }
 	uint64_t tick_of_expiry(uint64_t ns) const;
+	// The same, with the default geometry's 1 ms tick as a constant when
+	// `ms` (a constant at every call) says the wheel has it.
+	uint64_t tick_of_expiry(uint64_t ns, bool ms) const
+	{
+		TW_ASSERT(!ms || per_tick.how == tw::divider::ms, "clock");
+		return ms ? tw::divider::ms_quotient(ns - 1) + 1 : tick_of_expiry(ns);
+	}
 	uint64_t ns_of_tick(uint64_t tick) const;
 	uint64_t slack_ticks(uint64_t slack_ns) const { return per_tick.quotient(slack_ns); }
 	unsigned window_align(const tw_timer *t, uint64_t exp_tick, uint64_t slack) const;
@@ -332,29 +355,49 @@ struct tw_wheel {
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
 	uint64_t next_firing_tick() const;
+	uint64_t next_event_tick() const;
+	uint64_t calc_quiet() const;
+	// The bound for a next event at tick `event`: no later than the last
+	// whole tick, whose quotient UINT64_MAX shares (tick_of_now()).
+	uint64_t quiet_of(uint64_t event) const { return event < last_whole_tick ? event : last_whole_tick; }
+	void lower_quiet(uint64_t start)
+	{
+		if (start < quiet_below)
+			quiet_below = start;
+	}
 	bool stays(size_t index, uint64_t exp_tick, uint64_t tick, unsigned align) const;
 	bool stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const;
 
 private:
+	void fill_level_tables();
 	void idle_all_timers();
 	void claim(tw_timer *t, uint64_t expires);
 	void place(tw_timer *t, uint64_t exp_tick, unsigned align);
 	void set_window(tw_timer *t, unsigned align);
 	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
 	void arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits);
-	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick);
+	unsigned enqueue_exact(tw_timer *t, uint64_t tick, uint64_t lane, bool ms, unsigned bits, bool arming);
+	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick, uint64_t lane);
+	void make_due(tw_timer *t)
+	{
+		due.append(t);
+		t->tw__where = tw::where_due;
+	}
 	void unlink(tw_timer *t);
+	void unlinked_last(tw_timer *t);
 	int remod(tw_timer *t, uint64_t expires, uint64_t slack);
 	void rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack);
 	void rearm_periodic(tw_timer *t);
 	void emptied(size_t index);
-	uint64_t next_event_tick() const;
 	void collect_expired_timers(uint64_t target_tick);
-	void place_again(tw_timer **chains, unsigned from_level);
+	void place_again(tw_timer **chains, unsigned from_level, tw_timer **early);
+	template <bool Ms> void place_from(tw_timer **chains, unsigned from_level, tw_timer **early);
 	void fire_open_windows();
 	void take_opened(size_t index);
 	int refuse_advance() const;
 	int advance_with(uint64_t now, unsigned budget);
+	int advance_slow(uint64_t now, uint64_t quotient, unsigned budget);
+	int tell_next_expiry();
 	int advance_events(uint64_t now, uint64_t target_tick, unsigned budget);
 	int end_advance(int fired);
 	void dump_level(FILE *out, unsigned level) const;

@@ -55,10 +55,6 @@ static void log_reset(void)
 	log_len = 0;
 }
 
-static uint64_t tick_of(uint64_t ns)
-{
-	return (ns + TICK - 1) / TICK;
-}
 
 /* The log's firings so far: none early, in tick order (ticks never go
  * back from one firing to the next, batches included). */
@@ -67,7 +63,7 @@ static void assert_log_sound(void)
 	for (size_t i = 0; i < log_len; i++) {
 		assert_true(log_rec[i]->expires <= log_now[i]);
 		if (i)
-			assert_true(tick_of(log_rec[i - 1]->expires) <= tick_of(log_rec[i]->expires));
+			assert_true(test_round_up(log_rec[i - 1]->expires, TICK) <= test_round_up(log_rec[i]->expires, TICK));
 	}
 }
 
@@ -286,7 +282,7 @@ static void test_random(void **state)
 			for (size_t i = 0; i < N; i++)
 				pending_due += tw_pending(&recs[i].timer) &&
 					       (recs[i].expires <= recs[i].armed_at ||
-						(recs[i].expires + TICK - 1) / TICK <= now / TICK);
+						test_round_up(recs[i].expires, TICK) / TICK <= now / TICK);
 			unsigned budget = 1 + (unsigned)((x >> 40) % 12);
 			limited += pending_due > budget;
 			size_t first = log_len;

@@ -59,17 +59,17 @@ void *answer(void *arg)
 void test(const impl &im)
 {
 	uint32_t word = 7;
-	uint64_t t0 = tw::park_clock();
+	uint64_t t0 = tw_clock_monotonic();
 
 	check(im.wait(&word, 8, UINT64_MAX), im.name, "a changed word returns at once");
 	check(!im.wait(&word, 7, t0), im.name, "a passed deadline returns false");
 
 	// A sleep on an unchanged word ends at its deadline, never before
 	// (lateness only is bounded, loosely: the machine may be loaded).
-	uint64_t deadline = tw::park_clock() + 50 * ms;
+	uint64_t deadline = tw_clock_monotonic() + 50 * ms;
 	while (im.wait(&word, 7, deadline))
 		;
-	uint64_t t1 = tw::park_clock();
+	uint64_t t1 = tw_clock_monotonic();
 	check(t1 >= deadline, im.name, "the deadline ends the sleep, not earlier");
 	check(t1 < deadline + 20000 * ms, im.name, "the deadline ends the sleep");
 

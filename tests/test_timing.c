@@ -365,6 +365,83 @@ static void test_exact_arm_paths_agree(void **state)
 	}
 }
 
+/* Fired in an advance to cur_now: never early, and in tick order across
+ * the advance (ticks of cur_tick; within a tick in no set order). */
+static uint64_t last_tick_fired;
+static unsigned long long out_of_order;
+static void check_order(struct tw_timer *t)
+{
+	struct probe *p = tw_container_of(t, struct probe, timer);
+	p->fired++;
+	if (t->expires > cur_now)
+		early++;
+	uint64_t tick = test_round_up(t->expires, cur_tick) / cur_tick;
+	if (tick < last_tick_fired)
+		out_of_order++;
+	last_tick_fired = tick;
+}
+
+/* An advance that jumps far ahead, as a loop does from deadline to
+ * deadline, fires what it reaches in tick order. On a wheel without
+ * windows the last slot that comes due by the target places its timers
+ * relative to the target at once: timers between 30 and 30.5 minutes out
+ * (one slot of level 3, from 26.2 minutes), armed in random order, many to
+ * a tick, come due from that slot in the advance to 30.25 minutes, in tick
+ * order, and the others are placed once more, relative to 30.25 minutes,
+ * for the advance to 31 minutes. A window anywhere in the wheel keeps the
+ * descent level by level, with the same guarantees and more placements. */
+static void test_deadline_jump_places_once(void **state)
+{
+	(void)state;
+	const uint64_t ms = 1000000, sec = 1000 * ms, min = 60 * sec;
+	enum { N = 20000 };
+	static struct probe probes[N];
+	static struct tw_timer windowed;
+	uint64_t rng = test_seed();
+	uint64_t placed[2];
+	for (int with_window = 0; with_window <= 1; with_window++) {
+		struct tw_wheel *w;
+		assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+		cur_now = prev_now = 0;
+		cur_tick = ms;
+		early = out_of_order = 0;
+		last_tick_fired = 0;
+		uint64_t reached = 0;
+		for (int i = 0; i < N; i++) {
+			/* Half of them on 64 ms boundaries, so that ticks repeat. */
+			uint64_t e = 30 * min + test_rand(&rng) % (30 * sec);
+			if (i % 2)
+				e -= e % (64 * ms);
+			reached += e <= 30 * min + 15 * sec;
+			tw_timer_init(&probes[i].timer, check_order);
+			probes[i].fired = 0;
+			assert_int_equal(tw_add(w, &probes[i].timer, e), 0);
+		}
+		if (with_window) {
+			tw_timer_init(&windowed, check_on_time);
+			assert_int_equal(tw_add_range(w, &windowed, 40 * min, 10 * sec), 0);
+		}
+		advance(w, 30 * min + 15 * sec);
+		struct tw_stats st;
+		assert_int_equal(tw_get_stats(w, &st), 0);
+		assert_int_equal(st.fired, reached);
+		if (!with_window)
+			assert_int_equal(st.placed, N + (N - reached));
+		assert_wheel_sound(w);
+		advance(w, 31 * min);
+		assert_int_equal(tw_count(w), (size_t)with_window);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(probes[i].fired, 1);
+		assert_int_equal(early + out_of_order, 0);
+		assert_int_equal(tw_get_stats(w, &st), 0);
+		placed[with_window] = st.placed - with_window;
+		fprintf(stderr, "# %s: %.2f placements per timer\n", with_window ? "with a window" : "exact",
+			(double)placed[with_window] / N);
+		tw_wheel_destroy(w);
+	}
+	assert_true(placed[0] < placed[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_rearm_to_now_fires_next_advance),
 		cmocka_unit_test(test_later_rearm_stays_in_bucket),
 		cmocka_unit_test(test_exact_arm_paths_agree),
+		cmocka_unit_test(test_deadline_jump_places_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

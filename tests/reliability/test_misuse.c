@@ -271,7 +271,9 @@ static void destroy_from_callback(void **state)
 	tw_add(cb_wheel, &t, MS);
 	for (int i = 0; i < 3; i++) {
 		tw_timer_init(&v[i], never);
-		tw_add(cb_wheel, &v[i], i == 0 ? MS : (uint64_t)i * 1000 * MS); /* one due in the same advance */
+		/* v[0] is due in the same advance, a tick after t: timers of one
+		 * advance fire in tick order (within a tick, in no set order). */
+		tw_add(cb_wheel, &v[i], i == 0 ? 2 * MS : (uint64_t)i * 1000 * MS);
 	}
 	/* The wheel is freed when tw_advance returns: no further callback. */
 	assert_int_equal(tw_advance(cb_wheel, 10000 * MS), 1);
@@ -339,13 +341,13 @@ static void destroy_from_callback_held_by_hook(void **state)
 	tw_timer_init(&t, destroy_inside_held);
 	tw_timer_init(&v, never);
 	assert_int_equal(tw_add(cb_wheel, &t, MS), 0);
-	assert_int_equal(tw_add(cb_wheel, &v, MS), 0);
-	assert_int_equal(tw_advance(cb_wheel, MS), 1);
+	assert_int_equal(tw_add(cb_wheel, &v, 2 * MS), 0); /* a tick after t: it would fire after it */
+	assert_int_equal(tw_advance(cb_wheel, 2 * MS), 1);
 	/* The hook hears once more, so the backend stops its OS timer. */
 	assert_int_equal(hook_calls, 1);
 	assert_int_equal(hook_last, UINT64_MAX);
 	assert_false(tw_pending(&v));
-	assert_int_equal(tw_advance(cb_wheel, 2 * MS), -EINVAL);
+	assert_int_equal(tw_advance(cb_wheel, 3 * MS), -EINVAL);
 	assert_int_equal(tw_set_notify(cb_wheel, NULL, NULL), 0);
 }
 
