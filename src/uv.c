@@ -23,6 +23,7 @@
 #include "uv_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 
 #define TW__NS_PER_MS 1000000u
@@ -206,10 +207,17 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 		 * an early wake-up, where nothing fires. */
 		(void)tw_advance_budget(h->tw__wheel, now, tw_wake_budget(h->tw__wheel));
 	} else {
-		/* Both wheels to the same now, then one re-arm for both. */
+		/* Both wheels to the same now, then one re-arm for both. They
+		 * share the wake-up's budget: a wheel left with none waits, its
+		 * due timers making the re-arm's next expiry now. */
+		unsigned budget = tw_wake_budget(h->tw__wheel);
+		int fired;
+
 		h->tw__state |= TW__UV_ADVANCING;
-		(void)tw_advance_budget(h->tw__weak, now, tw_wake_budget(h->tw__wheel));
-		(void)tw_advance_budget(h->tw__wheel, now, tw_wake_budget(h->tw__wheel));
+		fired = tw_advance_budget(h->tw__weak, now, budget);
+		if (fired < 0 || (unsigned)fired < budget)
+			(void)tw_advance_budget(h->tw__wheel, now,
+						fired > 0 && budget != UINT_MAX ? budget - (unsigned)fired : budget);
 		h->tw__state &= ~(unsigned)TW__UV_ADVANCING;
 		if (!(h->tw__state & TW__UV_CLOSING))
 			(void)tw__uv_sync(h, h->tw__wheel, tw_next_expiry(h->tw__wheel));
@@ -377,6 +385,11 @@ static void tw__uv_close_handles(void *arg)
 	uv_close((uv_handle_t *)&h->tw__async, tw__uv_on_close);
 }
 
+static void tw__uv_nothing_to_stop(void *arg)
+{
+	(void)arg;
+}
+
 void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 {
 	if (h == NULL || (h->tw__state & TW__UV_CLOSING))
@@ -387,10 +400,10 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 	tw__backend_detach(h->tw__wheel, (h->tw__state & TW__UV_CREATED) != 0,
 			   tw__uv_close_handles, h);
 	h->tw__wheel = NULL;
-	/* The layer's weak wheel is the backend's own: its timers idle. */
+	/* The layer's weak wheel is the backend's own: its timers idle. It
+	 * shares the one uv_timer_t, which is already closing. */
 	if (h->tw__weak) {
-		(void)tw_set_notify(h->tw__weak, NULL, NULL);
-		tw_wheel_destroy(h->tw__weak);
+		tw__backend_detach(h->tw__weak, true, tw__uv_nothing_to_stop, NULL);
 		h->tw__weak = NULL;
 	}
 }

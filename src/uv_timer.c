@@ -242,12 +242,15 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 	if (!lw) {
 		lw = malloc(sizeof(*lw));
 		r = lw ? tw_uv_init(loop, &lw->uv, NULL, 0) : -ENOMEM;
-		if (r == 0) {
+		if (r < 0) {
+			free(lw);
+		} else if ((r = tw__uv_weak_wheel(&lw->uv)) < 0) {
+			/* Never listed: closed and freed, so uv_loop_close() succeeds. */
+			tw_uv_close(&lw->uv, loop_wheel_closed);
+		} else {
 			lw->uv.tw__state |= TW__UV_LOOP_WHEEL;
 			lw->next = loops;
 			loops = lw;
-		} else {
-			free(lw);
 		}
 	}
 	uv_mutex_unlock(&loops_lock);

@@ -154,7 +154,9 @@ TW_API int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t);
  * be freed at once. Close or stop every timer of @uv before tw_uv_close();
  * a timer closed after it stays closing and its callback never runs.
  *
- * Return: 0, -EINVAL if @uv or @t is NULL or @uv was closed.
+ * Return: 0, -EINVAL if @uv or @t is NULL or @uv was closed, -ENOMEM if
+ * the wheel of @uv's unreferenced timers, made by its first timer, could
+ * not be allocated (nothing changed).
  */
 TW_API int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t);
 

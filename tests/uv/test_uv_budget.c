@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <timerwheel/uv.h>
+#include <timerwheel/uv_timer.h>
 
 #include "uv_test_util.h"
 
@@ -186,11 +187,57 @@ static void test_no_budget(void **state)
 	assert_int_equal(s.hops_while_due, 0);
 }
 
+/* The uv_timer_t layer keeps unreferenced timers on a wheel of their own,
+ * advanced by the same wake-up: the budget covers both wheels. Half of 64
+ * timers due at once are unreferenced; no wake-up may fire more than 8. */
+enum { SHARED_TIMERS = 64, SHARED_BUDGET = 8 };
+static struct tw_uv_timer shared[SHARED_TIMERS];
+static uint64_t shared_wakeup;
+static unsigned shared_in_wakeup, shared_most, shared_fired;
+
+static void shared_cb(struct tw_uv_timer *t)
+{
+	struct tw_uv_stats st;
+
+	assert_int_equal(tw_uv_get_stats(t->tw__uv, &st), 0);
+	if (st.wakeups != shared_wakeup) {
+		shared_wakeup = st.wakeups;
+		shared_in_wakeup = 0;
+	}
+	if (++shared_in_wakeup > shared_most)
+		shared_most = shared_in_wakeup;
+	shared_fired++;
+	tw_uv_timer_close(t, NULL);
+}
+
+static void test_budget_shared_by_unreferenced(void **state)
+{
+	uv_loop_t loop;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	for (int i = 0; i < SHARED_TIMERS; i++) {
+		assert_int_equal(tw_uv_timer_init(&loop, &shared[i]), 0);
+		assert_int_equal(tw_uv_timer_start(&shared[i], shared_cb, 1, 0), 0);
+		if (i % 2)
+			tw_uv_timer_unref(&shared[i]);
+	}
+	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(shared[0].tw__uv), SHARED_BUDGET), 0);
+	/* The referenced timers keep the loop running until they have fired;
+	 * the unreferenced ones fire in the same wake-ups or before. */
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	printf("# %u fired, at most %u in one wake-up (budget %d)\n", shared_fired, shared_most, SHARED_BUDGET);
+	assert_true(shared_fired >= SHARED_TIMERS / 2);
+	assert_true(shared_most <= SHARED_BUDGET);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_no_budget),
+		cmocka_unit_test(test_budget_shared_by_unreferenced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -397,12 +397,14 @@ static void test_timer_null_callback(void **state)
 /* --- "timer_early_check" --- */
 
 static uint64_t timer_early_check_expected_time;
+static int timer_early_check_cb_called;
 
 static void timer_early_check_cb(tw_uv_timer_t *handle)
 {
 	uint64_t hrtime = uv_hrtime() / 1000000;
 
 	(void)handle;
+	timer_early_check_cb_called++;
 	ASSERT(hrtime >= timer_early_check_expected_time);
 }
 
@@ -416,6 +418,7 @@ static void test_timer_early_check(void **state)
 	ASSERT(0 == tw_uv_timer_init(uv_default_loop(), &timer_handle));
 	ASSERT(0 == tw_uv_timer_start(&timer_handle, timer_early_check_cb, timeout_ms, 0));
 	ASSERT(0 == uv_run(uv_default_loop(), UV_RUN_DEFAULT));
+	ASSERT(1 == timer_early_check_cb_called); /* fired, once (the check is in the callback) */
 	tw_uv_timer_close(&timer_handle, NULL);
 	ASSERT(0 == uv_run(uv_default_loop(), UV_RUN_DEFAULT));
 	MAKE_VALGRIND_HAPPY();

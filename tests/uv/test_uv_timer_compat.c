@@ -478,9 +478,21 @@ static void test_free_in_callback(void **state)
 	uv_run(&loop, UV_RUN_DEFAULT);
 }
 
+/* The handle's size, which the README gives beside uv_timer_t's. */
+static void test_sizes(void **state)
+{
+	(void)state;
+	printf("# tw_uv_timer_t %zu bytes, uv_timer_t %zu bytes\n", sizeof(tw_uv_timer_t), sizeof(uv_timer_t));
+	assert_true(sizeof(tw_uv_timer_t) < sizeof(uv_timer_t));
+#if defined(__x86_64__)
+	assert_int_equal(sizeof(tw_uv_timer_t), 112);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
 		cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init, setup, teardown),
