@@ -3,11 +3,13 @@
 testlog.json, and where they exist the loaded run's testlog-loaded.json,
 .ci/reliability's reliability.json, .ci/fresh-root's fresh-root.json and
 tests/cross/run's consumer.json
-(one JSON object a line, each with a "result")."""
+(one JSON object a line, each with a "result"). Each failure is named on a
+line of its own before the closing line."""
 import json
 import sys
 
 passed = failed = skipped = 0
+failures = []
 def read(path):
     try:
         return open(path).read().splitlines()
@@ -23,13 +25,19 @@ for d in sys.argv[1:]:
     for extra in ("meson-logs/testlog-loaded.json", "reliability.json", "fresh-root.json", "consumer.json"):
         lines += read(f"{d}/{extra}") or []
     for line in lines:
-        result = json.loads(line)["result"]
+        test = json.loads(line)
+        result = test["result"]
         if result in ("OK", "EXPECTEDFAIL"):
             passed += 1
         elif result == "SKIP":
             skipped += 1
         else:
             failed += 1
+            failures.append(f"{d}: {test.get('name', '?')}: {result}")
+# The failures by name, just above the closing line: the end of a long log
+# is what a reader sees first.
+for f in failures:
+    print(f"FAILED {f}")
 line = f"{passed} passed, {failed} failed"
 if skipped:
     line += f", {skipped} skipped"
