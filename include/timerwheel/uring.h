@@ -287,8 +287,8 @@ TW_API int tw_uring_detach(struct tw_uring *u);
  * tw_uring_loop_ring()) before tw_uring_run(), which returns -EBADFD until
  * then.
  *
- * Return: 0, -EINVAL if @out or @w is NULL or @opt->wait is unknown,
- * -EOPNOTSUPP for IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL (the kernel
+ * Return: 0, -EINVAL if @out or @w is NULL, @w was destroyed or
+ * @opt->wait is unknown, -EOPNOTSUPP for IORING_SETUP_SQPOLL or IORING_SETUP_IOPOLL (the kernel
  * runs no timeouts there), -EINVAL for any other flag not listed in
  * &tw_uring_loop_options.setup_flags (SQ_AFF, CQSIZE and ATTACH_WQ need
  * fields the options do not carry; newer flags need a newer liburing than

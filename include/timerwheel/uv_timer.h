@@ -199,7 +199,9 @@ TW_API int tw_uv_timer_stop(struct tw_uv_timer *t);
  * with none, nothing happens.
  *
  * Return: 0, -EINVAL if @t is NULL or was never started (it has no
- * callback), or its backend was closed.
+ * callback), or, with a repeat, if @t is closing or its backend was closed
+ * (the restart's own error, which uv_timer_again() drops, returning 0);
+ * the timer is not restarted then.
  */
 TW_API int tw_uv_timer_again(struct tw_uv_timer *t);
 

@@ -153,6 +153,41 @@ static void owned_wait_sqe(void **state)
 	owned_destroy_from_callback(TW_URING_WAIT_SQE);
 }
 
+/* A wheel destroyed by its own callback lives until the advance returns;
+ * no backend may take it on meanwhile, and a refused one leaves nothing. */
+static int refused_attach, refused_loop;
+
+static void destroy_then_attach(struct tw_timer *t)
+{
+	struct io_uring ring;
+	struct tw_uring *u = NULL;
+	struct tw_uring_loop *l = NULL;
+
+	(void)t;
+	tw_wheel_destroy(s.w);
+	tw_test_ring_init(&ring, 8, 0);
+	refused_attach = tw_uring_attach(&u, s.w, &ring);
+	assert_int_equal(io_uring_sq_ready(&ring), 0);
+	io_uring_queue_exit(&ring);
+	refused_loop = tw_uring_loop_init(&l, s.w, NULL);
+	assert_null(u);
+	assert_null(l);
+}
+
+static void backend_refuses_destroyed_wheel(void **state)
+{
+	struct tw_timer t;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(tw_wheel_create(&s.w, NULL, 0), 0);
+	tw_timer_init(&t, destroy_then_attach);
+	assert_int_equal(tw_add(s.w, &t, 1 * MS), 0);
+	assert_int_equal(tw_advance(s.w, 2 * MS), 1); /* and releases the wheel */
+	assert_int_equal(refused_attach, -EINVAL);
+	assert_int_equal(refused_loop, -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +196,7 @@ int main(void)
 		cmocka_unit_test(attached_destroy_then_detach),
 		cmocka_unit_test(owned_wait_arg),
 		cmocka_unit_test(owned_wait_sqe),
+		cmocka_unit_test(backend_refuses_destroyed_wheel),
 	};
 
 	return tw_test_exit(cmocka_run_group_tests_name("uring destroy", tests, NULL, NULL));

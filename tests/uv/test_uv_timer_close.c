@@ -115,6 +115,30 @@ static void test_close_in_callback(void **state)
 	assert_int_equal(run_once(), 0);
 }
 
+/* Restarting a closing repeating timer: the start underneath fails, as
+ * uv_timer_start() does on a closing handle, and the layer says so where
+ * uv_timer_again() drops that failure and returns 0. Either way the timer
+ * stays stopped. With no repeat there is nothing to restart: 0, as libuv. */
+static void test_again_while_closing(void **state)
+{
+	(void)state;
+	both_init();
+	assert_int_equal(uv_timer_start(&native, (uv_timer_cb)abort, 100000, 100000), 0);
+	assert_int_equal(tw_uv_timer_start(&layer, (tw_uv_timer_cb)abort, 100000, 100000), 0);
+	uv_close((uv_handle_t *)&native, native_close_cb);
+	tw_uv_timer_close(&layer, layer_close_cb);
+	assert_int_equal(uv_timer_again(&native), 0);
+	assert_int_equal(tw_uv_timer_again(&layer), -EINVAL);
+	assert_false(uv_is_active((uv_handle_t *)&native));
+	assert_false(tw_uv_timer_is_active(&layer));
+	uv_timer_set_repeat(&native, 0);
+	tw_uv_timer_set_repeat(&layer, 0);
+	assert_int_equal(uv_timer_again(&native), 0);
+	assert_int_equal(tw_uv_timer_again(&layer), 0);
+	assert_int_equal(run_once(), 0);
+	assert_int_equal(layer_closed, native_closed);
+}
+
 /* Closed from a close callback: the next turn, as libuv's. */
 static uv_idle_t first;
 
@@ -339,6 +363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_close_outside, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_in_callback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_again_while_closing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_from_close_cb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_in_close_cb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unref_stats_timer, setup, teardown),
