@@ -26,13 +26,6 @@
 #include <limits.h>
 #include <stddef.h>
 
-#define TW__NS_PER_MS 1000000u
-
-static uint64_t tw__uv_ceil_ms(uint64_t ns)
-{
-	return ns / TW__NS_PER_MS + (ns % TW__NS_PER_MS != 0);
-}
-
 static struct tw_uv *tw__uv_from_timer(uv_timer_t *t)
 {
 	return tw_container_of(t, struct tw_uv, tw__timer);

@@ -28,6 +28,15 @@ enum {
 	TW__UV_ADVANCING = 256u, /* in tw__uv_on_timer(): it re-arms once both wheels advanced */
 };
 
+#define TW__NS_PER_MS 1000000u
+
+/* Whole milliseconds, rounded up: libuv's clock and timeouts count in ms,
+ * and a wake-up rounded down would come before the expiry. */
+static inline uint64_t tw__uv_ceil_ms(uint64_t ns)
+{
+	return ns / TW__NS_PER_MS + (ns % TW__NS_PER_MS != 0);
+}
+
 /* uv.c: create the weak wheel, where the layer keeps the timers the
  * program unreferenced: it shares the uv timer and never holds the loop.
  * 0 or -errno. */

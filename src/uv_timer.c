@@ -29,8 +29,6 @@
 
 #include "uv_int.h"
 
-#define NS_PER_MS 1000000u
-
 enum {
 	TW__UVT_UNREF = 1u,   /* tw_uv_timer_unref(): does not hold the loop */
 	TW__UVT_READY = 2u,   /* fired, on the backend's ready list */
@@ -40,19 +38,12 @@ enum {
 /* now + ms, in ns, saturating at the end of 64-bit time. */
 static uint64_t deadline(uint64_t now, uint64_t ms)
 {
-	uint64_t ns;
-
-	if (ms > UINT64_MAX / NS_PER_MS)
-		return UINT64_MAX;
-	ns = ms * NS_PER_MS;
-	return ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+	return tw_deadline(now, ms > UINT64_MAX / TW__NS_PER_MS ? UINT64_MAX : ms * TW__NS_PER_MS);
 }
 
 static uint64_t due_ms(const struct tw_uv_timer *t)
 {
-	uint64_t e = t->tw__timer.expires;
-
-	return e / NS_PER_MS + (e % NS_PER_MS != 0);
+	return tw__uv_ceil_ms(t->tw__timer.expires);
 }
 
 /* libuv's order: the earlier due millisecond, then the earlier start. */
@@ -337,7 +328,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 	if (t->tw__timer.expires <= now)
 		return 0;
 	left = t->tw__timer.expires - now;
-	return left / NS_PER_MS + (left % NS_PER_MS != 0);
+	return tw__uv_ceil_ms(left);
 }
 
 int tw_uv_timer_is_active(const struct tw_uv_timer *t)
