@@ -144,8 +144,8 @@ static int tw__uv_notify(struct tw_wheel *w, uint64_t next, void *arg)
 {
 	struct tw_uv *h = arg;
 
-	/* Closing: nothing to arm. Advancing: tw__uv_on_timer() arms once
-	 * both wheels are done. */
+	/* Closing: nothing to arm. Advancing: tw__uv_advance_both() arms
+	 * once both wheels are done. */
 	if (h->tw__state & (TW__UV_CLOSING | TW__UV_ADVANCING))
 		return 0;
 	return tw__uv_sync(h, w, next);
@@ -187,6 +187,31 @@ static void tw__uv_on_async(uv_async_t *async)
 		(void)tw_drain(h->tw__wheel);
 }
 
+/* Both wheels to the same now, then one re-arm for both. They share the
+ * wake-up's budget, the wheel with the earlier next expiry first (the loop
+ * wheel on a tie), so that neither keeps the other's due timers waiting
+ * for long; a wheel left with none waits, its due timers making the
+ * re-arm's next expiry now. */
+static void tw__uv_advance_both(struct tw_uv *h, uint64_t now)
+{
+	struct tw_wheel *first = h->tw__wheel, *second = h->tw__weak;
+	unsigned budget = tw_wake_budget(h->tw__wheel);
+	int fired;
+
+	if (tw_next_expiry(second) < tw_next_expiry(first)) {
+		first = h->tw__weak;
+		second = h->tw__wheel;
+	}
+	h->tw__state |= TW__UV_ADVANCING;
+	fired = tw_advance_budget(first, now, budget);
+	if (fired < 0 || (unsigned)fired < budget)
+		(void)tw_advance_budget(second, now,
+					fired > 0 && budget != UINT_MAX ? budget - (unsigned)fired : budget);
+	h->tw__state &= ~(unsigned)TW__UV_ADVANCING;
+	if (!(h->tw__state & TW__UV_CLOSING))
+		(void)tw__uv_sync(h, h->tw__wheel, tw_next_expiry(h->tw__wheel));
+}
+
 static void tw__uv_on_timer(uv_timer_t *timer)
 {
 	struct tw_uv *h = tw__uv_from_timer(timer);
@@ -200,25 +225,13 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 		 * an early wake-up, where nothing fires. */
 		(void)tw_advance_budget(h->tw__wheel, now, tw_wake_budget(h->tw__wheel));
 	} else {
-		/* Both wheels to the same now, then one re-arm for both. They
-		 * share the wake-up's budget: a wheel left with none waits, its
-		 * due timers making the re-arm's next expiry now. */
-		unsigned budget = tw_wake_budget(h->tw__wheel);
-		int fired;
-
-		h->tw__state |= TW__UV_ADVANCING;
-		fired = tw_advance_budget(h->tw__weak, now, budget);
-		if (fired < 0 || (unsigned)fired < budget)
-			(void)tw_advance_budget(h->tw__wheel, now,
-						fired > 0 && budget != UINT_MAX ? budget - (unsigned)fired : budget);
-		h->tw__state &= ~(unsigned)TW__UV_ADVANCING;
-		if (!(h->tw__state & TW__UV_CLOSING))
-			(void)tw__uv_sync(h, h->tw__wheel, tw_next_expiry(h->tw__wheel));
+		tw__uv_advance_both(h, now);
 	}
 	/* The layer's timers queued themselves in that advance: their
-	 * callbacks run now, sorted as libuv sorts them. */
+	 * callbacks run now, sorted as libuv sorts them, and repeats are
+	 * re-armed from this wake-up's time. */
 	if (h->tw__ready != NULL)
-		tw__uv_timer_run_ready(h);
+		tw__uv_timer_run_ready(h, now);
 }
 
 /*

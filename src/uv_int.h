@@ -25,7 +25,7 @@ enum {
 	TW__UV_CLOSER_OPEN = 32u, /* tw__closer is closing: a batch of timer closes is due */
 	TW__UV_LOOP_WHEEL = 64u, /* the loop's own, made by tw_uv_timer_init(): gone with its last timer */
 	TW__UV_WEAK_STATE = 128u, /* TW_UV_WEAK: never hold the loop */
-	TW__UV_ADVANCING = 256u, /* in tw__uv_on_timer(): it re-arms once both wheels advanced */
+	TW__UV_ADVANCING = 256u, /* in tw__uv_advance_both(): one re-arm, after both advances */
 };
 
 #define TW__NS_PER_MS 1000000u
@@ -46,9 +46,9 @@ int tw__uv_weak_wheel(struct tw_uv *h);
  * tw__uv_timer_run_closed(). */
 void tw__uv_closer_start(struct tw_uv *h);
 
-/* uv_timer.c: the callbacks of the layer's timers that fired in this
- * wake-up, in libuv's order. */
-void tw__uv_timer_run_ready(struct tw_uv *h);
+/* uv_timer.c: the callbacks of the layer's timers that fired in the
+ * wake-up at @now, in libuv's order; repeats are re-armed from @now. */
+void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now);
 
 /* uv_timer.c: the close callbacks of the layer's timers closed so far. */
 void tw__uv_timer_run_closed(struct tw_uv *h);

@@ -143,10 +143,9 @@ static void disarm(struct tw_uv_timer *t)
 	(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
-void tw__uv_timer_run_ready(struct tw_uv *h)
+void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now)
 {
 	struct tw_uv_timer *t;
-	struct tw_wheel *w;
 
 	if (!sorted(h->tw__ready)) {
 		h->tw__ready = sort(h->tw__ready);
@@ -158,11 +157,12 @@ void tw__uv_timer_run_ready(struct tw_uv *h)
 	}
 	/* A callback may stop, restart, close or free any timer: each step
 	 * takes the head afresh, and a stopped one has left the list. */
-	while ((t = h->tw__ready) != NULL && (w = tw_uv_wheel(h)) != NULL) {
+	while ((t = h->tw__ready) != NULL && tw_uv_wheel(h) != NULL) {
 		ready_remove(h, t);
-		/* As uv_timer_again() before the callback: from the wake-up. */
+		/* As uv_timer_again() before the callback: from the wake-up, not
+		 * from a wheel's clock, which a spent budget may have left behind. */
 		if (t->tw__repeat)
-			(void)arm(t, deadline(tw_now(w), t->tw__repeat));
+			(void)arm(t, deadline(now, t->tw__repeat));
 		t->tw__cb(t);
 	}
 	/* The backend was closed from a callback: the rest never run. */

@@ -189,11 +189,14 @@ static void test_no_budget(void **state)
 
 /* The uv_timer_t layer keeps unreferenced timers on a wheel of their own,
  * advanced by the same wake-up: the budget covers both wheels. Half of 64
- * timers due at once are unreferenced; no wake-up may fire more than 8. */
-enum { SHARED_TIMERS = 64, SHARED_BUDGET = 8 };
-static struct tw_uv_timer shared[SHARED_TIMERS];
+ * timers due at once are unreferenced; the budget, 7, divides neither
+ * half, so a wake-up that gave each wheel the whole budget, or the second
+ * wheel the first's leftover wrongly, would fire more than 7. A
+ * referenced keeper holds the loop until all 64 have fired. */
+enum { SHARED_TIMERS = 64, SHARED_BUDGET = 7 };
+static struct tw_uv_timer shared[SHARED_TIMERS], keeper;
 static uint64_t shared_wakeup;
-static unsigned shared_in_wakeup, shared_most, shared_fired;
+static unsigned shared_in_wakeup, shared_most, shared_fired, keeper_runs;
 
 static void shared_cb(struct tw_uv_timer *t)
 {
@@ -210,6 +213,16 @@ static void shared_cb(struct tw_uv_timer *t)
 	tw_uv_timer_close(t, NULL);
 }
 
+/* Until every shared timer has fired, for at most 10 s: a loaded machine
+ * may take its time, a lost timer never comes. */
+static void keeper_cb(struct tw_uv_timer *t)
+{
+	if (shared_fired < SHARED_TIMERS && ++keeper_runs < 1000)
+		assert_int_equal(tw_uv_timer_start(t, keeper_cb, 10, 0), 0);
+	else
+		tw_uv_timer_close(t, NULL);
+}
+
 static void test_budget_shared_by_unreferenced(void **state)
 {
 	uv_loop_t loop;
@@ -222,13 +235,83 @@ static void test_budget_shared_by_unreferenced(void **state)
 		if (i % 2)
 			tw_uv_timer_unref(&shared[i]);
 	}
+	assert_int_equal(tw_uv_timer_init(&loop, &keeper), 0);
+	assert_int_equal(tw_uv_timer_start(&keeper, keeper_cb, 10, 0), 0);
 	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(shared[0].tw__uv), SHARED_BUDGET), 0);
-	/* The referenced timers keep the loop running until they have fired;
-	 * the unreferenced ones fire in the same wake-ups or before. */
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	printf("# %u fired, at most %u in one wake-up (budget %d)\n", shared_fired, shared_most, SHARED_BUDGET);
-	assert_true(shared_fired >= SHARED_TIMERS / 2);
-	assert_true(shared_most <= SHARED_BUDGET);
+	assert_int_equal(shared_fired, SHARED_TIMERS);
+	assert_int_equal(shared_most, SHARED_BUDGET);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Unreferenced repeating timers as many as the budget, due together with
+ * a referenced one: the wake-ups share the budget between the wheels, and
+ * the repeats are re-armed from the wake-up's time, so the referenced
+ * timer fires in time and the repeats fire once per period, not on every
+ * loop turn. A native timer ends the run after 5 s if it does not. */
+enum { SPIN_REPEATS = 4, SPIN_PERIOD = 20, SPIN_REF_AT = 100 };
+static struct tw_uv_timer spin_weak[SPIN_REPEATS], spin_ref;
+static uv_timer_t spin_guard;
+static unsigned spin_weak_fires, spin_ref_fired;
+static uint64_t spin_t0, spin_ref_ms;
+
+static void spin_close_all(void)
+{
+	for (int i = 0; i < SPIN_REPEATS; i++)
+		tw_uv_timer_close(&spin_weak[i], NULL);
+	tw_uv_timer_close(&spin_ref, NULL);
+	uv_close((uv_handle_t *)&spin_guard, NULL);
+}
+
+static void spin_weak_cb(struct tw_uv_timer *t)
+{
+	(void)t;
+	/* A spin never returns to the loop, and the guard never runs: stop
+	 * it here, far above what 5 s of periods allow. */
+	if (++spin_weak_fires > 100000)
+		fail_msg("the repeats fire on every turn: %u firings", spin_weak_fires);
+}
+
+static void spin_ref_cb(struct tw_uv_timer *t)
+{
+	(void)t;
+	spin_ref_fired++;
+	spin_ref_ms = (tw_test_mono_ns() - spin_t0) / 1000000;
+	spin_close_all();
+}
+
+static void spin_guard_cb(uv_timer_t *t)
+{
+	(void)t;
+	spin_close_all();
+}
+
+static void test_budget_spent_by_unreferenced_repeats(void **state)
+{
+	uv_loop_t loop;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	spin_t0 = tw_test_mono_ns();
+	for (int i = 0; i < SPIN_REPEATS; i++) {
+		assert_int_equal(tw_uv_timer_init(&loop, &spin_weak[i]), 0);
+		assert_int_equal(tw_uv_timer_start(&spin_weak[i], spin_weak_cb, SPIN_PERIOD, SPIN_PERIOD), 0);
+		tw_uv_timer_unref(&spin_weak[i]);
+	}
+	assert_int_equal(tw_uv_timer_init(&loop, &spin_ref), 0);
+	assert_int_equal(tw_uv_timer_start(&spin_ref, spin_ref_cb, SPIN_REF_AT, 0), 0);
+	assert_int_equal(uv_timer_init(&loop, &spin_guard), 0);
+	assert_int_equal(uv_timer_start(&spin_guard, spin_guard_cb, 5000, 0), 0);
+	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(spin_ref.tw__uv), SPIN_REPEATS), 0);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	printf("# referenced timer fired %u time(s), at %llu ms; repeats fired %u times\n", spin_ref_fired,
+	       (unsigned long long)spin_ref_ms, spin_weak_fires);
+	assert_int_equal(spin_ref_fired, 1);
+	assert_true(spin_ref_ms >= SPIN_REF_AT);
+	/* One firing per period at the most: SPIN_REF_AT / SPIN_PERIOD each,
+	 * and however many periods a loaded machine made the run last. */
+	assert_true(spin_weak_fires <= SPIN_REPEATS * (spin_ref_ms / SPIN_PERIOD));
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
@@ -238,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_no_budget),
 		cmocka_unit_test(test_budget_shared_by_unreferenced),
+		cmocka_unit_test(test_budget_spent_by_unreferenced_repeats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
