@@ -387,8 +387,8 @@ TW_API const char *tw_version_string(void);
  * @now: the current time in ns
  *
  * One allocation per wheel, and none after it: 48 bytes per slot (levels
- * times 2^slot_bits slots) plus about 1,800, 26,456 bytes with the defaults
- * on x86-64. Besides, the process-wide set of live wheel ids
+ * times 2^slot_bits slots) and about 1,900 bytes besides: 26,456 bytes with
+ * the defaults on x86-64. Besides, the process-wide set of live wheel ids
  * (4 bytes per live wheel, kept at most half full) grows when more wheels
  * are alive at once than it holds, and is freed when none is.
  *

@@ -2,8 +2,8 @@
 //
 // The sizes the header states: struct tw_timer is 40 bytes, and a wheel
 // with the defaults (1 ms tick, 64 slots per level: 8 levels) is one
-// allocation of 26,456 bytes on x86-64. Prints them, so that the header's
-// figure has a command behind it (build/tests/test_layout).
+// allocation of the size the header gives for x86-64. Prints them, so that
+// the header's figure has a command behind it (build/tests/test_layout).
 extern "C" {
 #include "common.h"
 }
