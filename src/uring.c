@@ -71,8 +71,7 @@ struct tw_uring {
 	bool inflight;   /* a timeout was queued and its completion not yet seen */
 	bool broken;     /* the kernel refused the timeout itself: stop re-arming */
 	bool deferred;   /* an SQE was wanted while the program's chain was open */
-	bool no_timeout; /* TW__URING_NO_TIMEOUT */
-	bool detaching;  /* tw_uring_detach() is letting go: no new timeout */
+	bool no_timeout; /* TW__URING_NO_TIMEOUT, or letting go (tw_uring_detach()) */
 	unsigned busy;   /* > 0 while the backend runs the wheel's callbacks */
 	struct tw_uring_stats st;
 };
@@ -301,10 +300,8 @@ static void remember(struct tw_uring *u, struct queued *q, struct io_uring_sqe *
 /* Does @next need the kernel timeout to fire sooner than it will? */
 static bool sooner(const struct tw_uring *u, uint64_t next)
 {
-	/* UINT64_MAX: a stale timeout costs one idle wake-up, a removal an SQE.
-	 * Detaching: the requests it applies would queue a timeout that step
-	 * 4 then turns into a NOP. */
-	if (next == UINT64_MAX || u->broken || u->no_timeout || u->detaching)
+	/* UINT64_MAX: a stale timeout costs one idle wake-up, a removal an SQE. */
+	if (next == UINT64_MAX || u->broken || u->no_timeout)
 		return false;
 	return !u->inflight || next < u->armed;
 }
@@ -551,7 +548,9 @@ int tw_uring_detach(struct tw_uring *u)
 		return -EINVAL;
 	if (u->busy)
 		return -EBUSY;
-	u->detaching = true;
+	/* The requests step 2 applies would queue a timeout that step 4 then
+	 * turns into a NOP. */
+	u->no_timeout = true;
 	tw__backend_detach(u->w, false, disarm, u);
 	free(u);
 	return 0;

@@ -305,11 +305,12 @@ static void test_detach_applies_queued_requests(void **state)
 	tw_timer_init(&t, on_far);
 	assert_int_equal(tw_uring_attach(&u, wheel, &ring), 0);
 	post_and_join(&t);
-	assert_int_equal(io_uring_sq_ready(&ring), 0);
+	/* The wake-up's poll, on kernels that wake by eventfd, is queued
+	 * already; the timer the request arms is left to the program: the
+	 * detach queues no timeout for it, not even one turned into a NOP. */
+	unsigned queued = io_uring_sq_ready(&ring);
 	assert_int_equal(tw_uring_detach(u), 0);
-	/* The timer the request armed is left to the program: the detach
-	 * queues no timeout for it, not even one turned into a NOP. */
-	assert_int_equal(io_uring_sq_ready(&ring), 0);
+	assert_int_equal(io_uring_sq_ready(&ring), queued);
 	assert_true(tw_request_done(&settle_req));
 	assert_int_equal(tw_request_result(&settle_req), 0);
 	assert_true(tw_pending(&t));
