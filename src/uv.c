@@ -151,20 +151,30 @@ static int tw__uv_notify(struct tw_wheel *w, uint64_t next, void *arg)
 	return tw__uv_sync(h, w, next);
 }
 
+int tw__uv_weak_create(struct tw_wheel **out, uint64_t tick, uint64_t now)
+{
+	struct tw_config cfg = { .tick_ns = tick, .slot_bits = 0 };
+
+	return tw_wheel_create(out, &cfg, now);
+}
+
+void tw__uv_weak_adopt(struct tw_uv *h, struct tw_wheel *weak)
+{
+	(void)tw_set_notify(weak, tw__uv_notify, h);
+	h->tw__weak = weak;
+}
+
 int tw__uv_weak_wheel(struct tw_uv *h)
 {
-	struct tw_config cfg = { .tick_ns = tw_tick(h->tw__wheel), .slot_bits = 0 };
 	struct tw_wheel *w;
 	int r;
 
 	if (h->tw__weak)
 		return 0;
-	r = tw_wheel_create(&w, &cfg, tw_now(h->tw__wheel));
-	if (r < 0)
-		return r;
-	(void)tw_set_notify(w, tw__uv_notify, h);
-	h->tw__weak = w;
-	return 0;
+	r = tw__uv_weak_create(&w, tw_tick(h->tw__wheel), tw_now(h->tw__wheel));
+	if (r == 0)
+		tw__uv_weak_adopt(h, w);
+	return r;
 }
 
 /* Another thread posted a request that the loop must see before its

@@ -39,8 +39,11 @@ static inline uint64_t tw__uv_ceil_ms(uint64_t ns)
 
 /* uv.c: create the weak wheel, where the layer keeps the timers the
  * program unreferenced: it shares the uv timer and never holds the loop.
- * 0 or -errno. */
+ * 0 or -errno. In two steps for a caller that must allocate everything
+ * before it registers anything: create (tick 0 is the default), adopt. */
 int tw__uv_weak_wheel(struct tw_uv *h);
+int tw__uv_weak_create(struct tw_wheel **out, uint64_t tick, uint64_t now);
+void tw__uv_weak_adopt(struct tw_uv *h, struct tw_wheel *weak);
 
 /* uv.c: make sure a closer is on its way; its close callback calls
  * tw__uv_timer_run_closed(). */

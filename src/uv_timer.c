@@ -219,6 +219,29 @@ static void loop_wheel_release(struct tw_uv *h)
 	tw_uv_close(h, loop_wheel_closed);
 }
 
+/* Both wheels are allocated before the backend registers its handles on
+ * the loop: a failure leaves nothing there to close. */
+static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
+{
+	struct loop_wheel *lw = malloc(sizeof(*lw));
+	struct tw_wheel *weak;
+
+	*r = lw ? tw__uv_weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
+	if (*r < 0) {
+		free(lw);
+		return NULL;
+	}
+	*r = tw_uv_init(loop, &lw->uv, NULL, 0);
+	if (*r < 0) {
+		tw_wheel_destroy(weak);
+		free(lw);
+		return NULL;
+	}
+	tw__uv_weak_adopt(&lw->uv, weak);
+	lw->uv.tw__state |= TW__UV_LOOP_WHEEL;
+	return lw;
+}
+
 int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 {
 	struct loop_wheel *lw;
@@ -231,15 +254,8 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 	for (lw = loops; lw && tw_uv_loop(&lw->uv) != loop; lw = lw->next)
 		;
 	if (!lw) {
-		lw = malloc(sizeof(*lw));
-		r = lw ? tw_uv_init(loop, &lw->uv, NULL, 0) : -ENOMEM;
-		if (r < 0) {
-			free(lw);
-		} else if ((r = tw__uv_weak_wheel(&lw->uv)) < 0) {
-			/* Never listed: closed and freed, so uv_loop_close() succeeds. */
-			tw_uv_close(&lw->uv, loop_wheel_closed);
-		} else {
-			lw->uv.tw__state |= TW__UV_LOOP_WHEEL;
+		lw = loop_wheel_new(loop, &r);
+		if (lw) {
 			lw->next = loops;
 			loops = lw;
 		}

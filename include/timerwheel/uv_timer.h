@@ -139,7 +139,8 @@ struct tw_uv_timer {
  * thread; loops of other threads may do the same at once.
  *
  * Return: 0, -EINVAL if @loop or @t is NULL, -ENOMEM, or the error of
- * tw_uv_init() for the loop's first timer.
+ * tw_uv_init() for the loop's first timer. On failure nothing is left on
+ * @loop: uv_loop_close() succeeds at once.
  */
 TW_API int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t);
 

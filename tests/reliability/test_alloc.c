@@ -24,6 +24,7 @@
 
 #if defined(TW_HAVE_UV)
 #include <timerwheel/uv.h>
+#include <timerwheel/uv_timer.h>
 #endif
 #if defined(TW_HAVE_URING)
 #include <timerwheel/uring.h>
@@ -239,6 +240,35 @@ static void test_uv_init(void **state)
 	assert_int_equal(nlive, 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
+
+/* The uv_timer_t layer's first timer of a loop makes the loop's wheels:
+ * a failed allocation leaves nothing behind, not even a handle to close,
+ * so the loop closes at once, without a turn. */
+static void test_uv_timer_init(void **state)
+{
+	(void)state;
+	int failures = 0;
+	for (int n = 0;; n++) {
+		uv_loop_t loop;
+		tw_uv_timer_t t;
+		assert_int_equal(uv_loop_init(&loop), 0);
+		arm_failure(n);
+		int r = tw_uv_timer_init(&loop, &t);
+		disarm();
+		if (attempts <= n) {
+			assert_int_equal(r, 0);
+			tw_uv_timer_close(&t, NULL);
+			assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+			assert_int_equal(uv_loop_close(&loop), 0);
+			break;
+		}
+		assert_int_equal(r, -ENOMEM);
+		assert_int_equal(nlive, 0);
+		assert_int_equal(uv_loop_close(&loop), 0);
+		failures++;
+	}
+	assert_true(failures >= 3); /* the loop's record and its two wheels */
+}
 #endif
 
 #if defined(TW_HAVE_URING)
@@ -291,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_wheel_create),
 #if defined(TW_HAVE_UV)
 		cmocka_unit_test(test_uv_init),
+		cmocka_unit_test(test_uv_timer_init),
 #endif
 #if defined(TW_HAVE_URING)
 		cmocka_unit_test(test_uring),
