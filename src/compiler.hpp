@@ -104,6 +104,11 @@ inline bool mul_add_fits(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
 	return true;
 }
 
+inline void set_bit64(uint64_t *word, uint64_t bit)
+{
+	*word |= uint64_t{1} << bit;
+}
+
 } // namespace portable
 
 // Leading zero bits of x; x must not be 0.
@@ -192,7 +197,7 @@ inline void set_bit64(uint64_t *word, uint64_t bit)
 	__asm__("bts{q %1, %0| %0, %1}" : "+r"(w) : "r"(bit) : "cc"); // AT&T | Intel (-masm=intel)
 	*word = w;
 #else
-	*word |= uint64_t{1} << bit;
+	portable::set_bit64(word, bit);
 #endif
 }
 

@@ -2,8 +2,8 @@
 //
 // Intrusive lists threaded through struct tw_timer.
 //
-// Slots are hlists, as in the kernel: a list head is one pointer (a slot's
-// four lanes are 32 bytes) and each timer keeps `pprev`, the
+// Slots are hlists, as in the kernel: a list head is one pointer and each
+// timer keeps `pprev`, the
 // address of the pointer that points at it, so it can unlink itself in O(1)
 // without knowing its head. The due list adds a tail pointer because it
 // must keep the order in which timers came due.
@@ -50,7 +50,7 @@ inline tw_timer *merge_by_expiry(tw_timer *a, tw_timer *b)
 }
 
 // A chain linked through tw__next (its pprev links are left as they are)
-// in order of expiry, stably: a list's merge sort, which keeps one sorted
+// in order of expiry: a list's merge sort, which keeps one sorted
 // run of 2^i timers per i, with no allocation and O(n log n) steps.
 inline tw_timer *sort_by_expiry(tw_timer *list)
 {

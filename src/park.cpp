@@ -59,8 +59,8 @@ bool park_wait_portable(const uint32_t *word, uint32_t expected, uint64_t deadli
 	if (now >= deadline)
 		return false;
 #if defined(_WIN32)
-	uint64_t ms = (deadline - now + 999999) / 1000000;
-	DWORD wait = deadline == UINT64_MAX || ms >= INFINITE ? INFINITE : static_cast<DWORD>(ms);
+	int ms = tw_timeout_ms(now, deadline); // -1 for UINT64_MAX, at most INT_MAX
+	DWORD wait = ms < 0 ? INFINITE : static_cast<DWORD>(ms);
 	AcquireSRWLockExclusive(&b.lock);
 	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == expected)
 		SleepConditionVariableSRW(&b.cond, &b.lock, wait, 0);

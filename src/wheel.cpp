@@ -11,8 +11,10 @@
 // with two bit scans, so empty stretches of any length cost nothing. At a
 // level-0 slot the timers are due; at a higher slot they are placed again
 // relative to the new clock (the cascade) and so reach level 0 exactly at
-// their tick. Due timers go on the due list in tick order; when the clock
-// has reached `now`, the list is drained and the callbacks run.
+// their tick. The last event by `now`, on a wheel without windows, takes
+// the clock to `now` at once instead (collect_expired_timers()). Due timers
+// go on the due list in tick order; when the clock has reached `now`, the
+// list is drained and the callbacks run.
 //
 // Callbacks run from a detached list, `ready`, as libuv, the kernel and
 // tokio run theirs: the due list is emptied before the first callback, so
@@ -113,7 +115,7 @@ void tw_wheel::fill_level_tables()
 	for (unsigned b = 0; b < 64; b++) {
 		level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
 		shift_of_bit[b] = static_cast<uint8_t>(b / slot_bits * slot_bits);
-		where0_of_bit[b] = where_of(index_of(b / slot_bits, 0));
+		where0_of_bit[b] = where_of(index_of(level_of_bit[b], 0));
 	}
 	for (unsigned level = 0; level < levels; level++) {
 		unsigned above = (level + 1) * slot_bits;
@@ -297,8 +299,8 @@ uint64_t tw_wheel::next_expiry() const
 // Put a timer whose firing tick lies after the clock into slot `index`,
 // which calc_wheel_index() gave for that tick, in lane `lane` (its low
 // bits). The lanes need no counter of their own: an arm takes its expiry's
-// tick, which differs from timer to timer in every slot above level 0, the
-// slots a cascade walks; a cascade takes the count of its placements.
+// tick, a cascade the count of its placements. Timers armed for one tick
+// share a lane, so a slot full of them is walked as one chain.
 TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick, uint64_t lane)
 {
 	unsigned level = level_of(index);
@@ -431,8 +433,8 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 // slot: no window to align to, the firing tick the expiry's own. The level
 // and slot are computed here and used as they are, rather than encoded in
 // an index and taken apart again. The default geometry (default_geometry)
-// has this path with its tick and slot width as constants: `ms` and
-// `bits` are constants at every call. An arm (`arming`) lowers the quiet
+// has this path with its tick and slot width as constants: `ms` is a
+// constant at every call, and `bits` wherever `ms` is true. An arm (`arming`) lowers the quiet
 // rule's bound; a cascade, inside an advance, need not. Returns the level.
 TW_HOT_INLINE unsigned tw_wheel::enqueue_exact(tw_timer *t, uint64_t tick, uint64_t lane, bool ms, unsigned bits,
 					       bool arming)
@@ -733,6 +735,8 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 				early = tw::sort_by_expiry(early);
 			for (tw_timer *t = early, *next; t; t = next) {
 				next = t->tw__next;
+				// After what came due before: no earlier than the slot's start.
+				TW_ASSERT(tick_of_expiry(t->expires, default_geometry) >= event, "stay");
 				make_due(t);
 			}
 			return;

@@ -65,8 +65,9 @@ enum : uint8_t {
 	held_in_hook = 8,
 };
 
-// Each slot is several independent hlists ("lanes"), filled in turn. A
-// cascade walks them interleaved, so the cache misses of up to `lanes`
+// Each slot is several independent hlists ("lanes"), picked by the low
+// bits of a timer's tick on an arm, in turn by a cascade. A walk takes them
+// interleaved, so the cache misses of up to `lanes`
 // chains are in flight at once instead of queueing one behind another: the
 // walk over a slot's timers is what decides the cost of expiry at scale.
 constexpr unsigned lane_bits = 2;
@@ -77,7 +78,7 @@ constexpr unsigned lanes = 1u << lane_bits;
 // than until the bucket's cascade point, and one on the expiry ticks of
 // those with a window, so that an advance looks for opened windows only
 // where one may be. An exact timer's window is its tick, which the first
-// bound covers: an exact arm lowers that one alone (push_exact()).
+// bound covers: an exact placement lowers that one alone (push_exact()).
 struct slot {
 	tw_timer *lane[lanes];
 	uint64_t min_tick; // no timer in the slot fires at an earlier tick; UINT64_MAX when empty
@@ -215,7 +216,7 @@ struct tw_wheel {
 	uint64_t woke_tick;     // the clock's tick at the last wake-up (the open rule)
 	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
 	uint8_t holds;    // who holds the wheel: tw::held_by_program and the others
-	bool default_geometry; // a 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: see arm_exact()
+	bool default_geometry; // a 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: see enqueue_exact()
 	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()
 	// count(), the armed timers, is derived from counters that the paths
 	// which arm and remove keep anyway: stats.armed counts the timers

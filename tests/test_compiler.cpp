@@ -44,6 +44,17 @@ static void check_bits(uint64_t x)
 	CHECK(tw::portable::ctz64(x) == low, "%#" PRIx64, x);
 }
 
+// Every bit of `x` set in turn, by the wrapper (bts on x86-64) and the C.
+static void check_set_bit(uint64_t x)
+{
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t w = x, p = x;
+		tw::set_bit64(&w, i);
+		tw::portable::set_bit64(&p, i);
+		CHECK(w == (x | uint64_t{1} << i) && p == w, "%#" PRIx64 " bit %u", x, i);
+	}
+}
+
 static void check_mul(uint64_t a, uint64_t b)
 {
 	uint64_t hi = tw::mulhi64(a, b), rem = 1;
@@ -74,6 +85,7 @@ int main()
 				   UINT64_MAX / 2 + 1, UINT64_MAX - 1, UINT64_MAX };
 	for (uint64_t a : edges) {
 		check_bits(a);
+		check_set_bit(a);
 		for (uint64_t b : edges)
 			check_mul(a, b);
 	}
@@ -82,6 +94,7 @@ int main()
 	for (int i = 0; i < 200000; i++) {
 		uint64_t a = next_rand() >> (next_rand() % 64), b = next_rand() >> (next_rand() % 64);
 		check_bits(a);
+		check_set_bit(a);
 		check_mul(a, b);
 	}
 	printf("%llu checks, %llu wrong\n", checked, wrong);
