@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <sched.h>
 #ifndef _WIN32
+#include <sys/resource.h>
 #endif
 #include <time.h>
 #ifdef _WIN32
@@ -355,7 +356,7 @@ static void test_requests_race(void **state)
 		"their expiries\n",
 		nproducers, run_seconds, (unsigned long long)total_posts,
 		(unsigned long long)__atomic_load_n(&wakes, __ATOMIC_RELAXED), (unsigned long long)quiet);
-	assert_true(total_posts > 0);
+	assert_true(total_posts >= 100); /* race_has_run(), not the minute's cap */
 	assert_true(quiet > 0); /* the cancel check had something to check */
 }
 
@@ -424,12 +425,13 @@ static void test_requests_nothing_lost(void **state)
 	assert_true(tw_advance(wheel, UINT64_MAX) >= 0);
 	assert_int_equal(tw_count(wheel), 0);
 	armed_at_end = check_the_end(prod);
-	assert_int_equal(early, 0);
-	assert_int_equal(dup, 0);
-	assert_int_equal(tw_check(wheel), 0);
-	tw_wheel_destroy(wheel);
 	fprintf(stderr, "# nothing lost: %llu timers armed at the end fired with their last expiry\n",
 		(unsigned long long)armed_at_end);
+	assert_int_equal(early, 0);
+	assert_int_equal(dup, 0);
+	assert_true(armed_at_end > 0); /* the end's check looked at some */
+	assert_int_equal(tw_check(wheel), 0);
+	tw_wheel_destroy(wheel);
 }
 
 /* The rules a poster can check alone. */
@@ -813,6 +815,21 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Voluntary context switches of this thread, or 0 where they are not
+ * counted: a waiter that sleeps until it is woken makes a handful, one that
+ * sleeps in slices and looks (polls by sleeping) one per slice, which its
+ * CPU time does not show. */
+static long switches(void)
+{
+#ifdef RUSAGE_THREAD
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+#else
+	return 0;
+#endif
+}
+
 /* A loop that has stopped never applies the request: the wait returns
  * -ETIMEDOUT once its timeout has passed, never before, and the request
  * is still queued, applied when the owner comes back. */
@@ -822,6 +839,7 @@ static void test_wait_timeout_stopped_loop(void **state)
 	struct tw_timer t;
 	struct tw_request req;
 	uint64_t t0, waited, cpu;
+	long sw;
 
 	(void)state;
 	memset(&req, 0, sizeof(req));
@@ -836,13 +854,16 @@ static void test_wait_timeout_stopped_loop(void **state)
 
 	t0 = mono_ns();
 	cpu = thread_cpu_ns();
+	sw = switches();
 	assert_int_equal(tw_request_wait_timeout(w, &req, 200 * MS), -ETIMEDOUT);
 	waited = mono_ns() - t0;
 	cpu = thread_cpu_ns() - cpu;
+	sw = switches() - sw;
 	assert_true(waited >= 200 * MS);
 	assert_true(waited < 200 * MS + 20000 * MS); /* lateness only: a loaded machine */
 	fprintf(stderr, "# timed out after %.1f ms, %.1f ms of it on the CPU\n", (double)waited / 1e6, (double)cpu / 1e6);
-	assert_true(cpu < waited / 2); /* slept, did not poll */
+	assert_true(cpu < waited / 2); /* slept, did not spin */
+	assert_true(sw < 100);         /* nor poll in slices */
 	assert_false(tw_request_done(&req));
 
 	assert_int_equal(tw_drain(w), 1);
@@ -882,6 +903,7 @@ static void test_wait_applied_in_time(void **state)
 	pthread_t owner;
 	int applied = -1, r;
 	uint64_t t0, waited, cpu;
+	long sw;
 
 	(void)state;
 	memset(&req, 0, sizeof(req));
@@ -895,9 +917,11 @@ static void test_wait_applied_in_time(void **state)
 	assert_int_equal(tw_post_del(wait_wheel, &req, &t), 0);
 	t0 = mono_ns();
 	cpu = thread_cpu_ns();
+	sw = switches();
 	r = tw_request_wait_timeout(wait_wheel, &req, 60000 * MS);
 	waited = mono_ns() - t0;
 	cpu = thread_cpu_ns() - cpu;
+	sw = switches() - sw;
 	pthread_join(owner, NULL);
 	assert_int_equal(r, 1); /* the cancel found it armed */
 	assert_int_equal(applied, 1);
@@ -906,7 +930,53 @@ static void test_wait_applied_in_time(void **state)
 		(double)cpu / 1e6);
 	assert_true(waited < 60000 * MS);
 	assert_true(cpu < waited / 2); /* slept until the owner applied it (after 50 ms) */
+	assert_true(sw < 100);         /* without polling in slices */
 	tw_wheel_destroy(wait_wheel);
+}
+
+/* An owner that only advances over a wheel with nothing due, each advance
+ * the one-comparison kind, still applies what another thread queued: the
+ * poster's wait ends with the request's result. */
+static struct tw_wheel *quiet_wheel;
+static struct tw_timer quiet_timer;
+static struct tw_request quiet_req;
+static int quiet_rc;
+
+static void *quiet_poster(void *arg)
+{
+	(void)arg;
+	quiet_rc = tw_post_mod(quiet_wheel, &quiet_req, &quiet_timer, 3600000 * MS);
+	if (quiet_rc == 0)
+		quiet_rc = tw_request_wait_timeout(quiet_wheel, &quiet_req, 10000 * MS);
+	return NULL;
+}
+
+static void test_quiet_advances_apply_requests(void **state)
+{
+	struct tw_timer far;
+	struct tw_stats st;
+	pthread_t poster;
+	uint64_t now = 0;
+
+	(void)state;
+	memset(&quiet_req, 0, sizeof(quiet_req));
+	quiet_rc = 99;
+	assert_int_equal(tw_wheel_create(&quiet_wheel, NULL, now), 0);
+	assert_int_equal(tw_set_wake(quiet_wheel, on_wake, NULL), 0);
+	tw_timer_init(&quiet_timer, on_plain);
+	tw_timer_init(&far, on_plain);
+	assert_int_equal(tw_add(quiet_wheel, &far, 7200000 * MS), 0); /* the next event, far off */
+	assert_int_equal(pthread_create(&poster, NULL, quiet_poster, NULL), 0);
+	for (double t0 = seconds(); !tw_request_done(&quiet_req) && seconds() - t0 < 10;) {
+		now += MS;
+		assert_int_equal(tw_advance(quiet_wheel, now), 0);
+	}
+	pthread_join(poster, NULL);
+	assert_int_equal(quiet_rc, 0); /* applied: the timer was idle */
+	assert_true(tw_pending(&quiet_timer));
+	assert_int_equal(tw_get_stats(quiet_wheel, &st), 0);
+	assert_true(st.idle_advances > 0);
+	tw_wheel_destroy(quiet_wheel);
 }
 
 /*
@@ -922,18 +992,22 @@ static void test_wait_applied_in_time(void **state)
 static int stepping;        /* owner only: the final phase, a tick per advance */
 static uint64_t step_from;  /* owner only: the clock when the final phase began */
 static uint64_t late;       /* owner only */
+static uint64_t stepped;    /* owner only: firings the window check looked at */
 
 static void on_fire_ranged(struct tw_timer *t)
 {
 	uint64_t now = __atomic_load_n(&owner_now, __ATOMIC_RELAXED);
 	uint64_t end = t->expires + slack_of(t->expires);
-	uint64_t end_tick = (end + TICK - 1) / TICK * TICK;
+	uint64_t end_tick = test_round_up(end, TICK);
 
 	/* The first advance whose now reaches the window's end, rounded up
 	 * to a tick, fires it: with one tick per advance, before now passes
 	 * that end by a tick. */
-	if (stepping && t->expires > step_from && now >= end_tick + TICK)
-		late++;
+	if (stepping && t->expires > step_from) {
+		stepped++;
+		if (now >= end_tick + TICK)
+			late++;
+	}
 	on_fire(t);
 }
 
@@ -963,6 +1037,21 @@ static void *produce_ranged(void *arg)
 		if (x % 16 == 0)
 			sched_yield();
 	}
+	/* One last re-arm, 10 ticks past the owner's clock, which stands
+	 * still from here until the window check: that check then has a
+	 * timer to look at however the threads were scheduled (under
+	 * valgrind the owner's clock runs ahead of every expiry posted). */
+	for (int k = 0; k < TIMERS_PER_PRODUCER; k++) {
+		struct rtimer *r = &p->timers[k];
+
+		if (r->last_op && !tw_request_done(&r->req))
+			continue;
+		if (r->last_op)
+			settle(p, r);
+		if (post_random(p, r, (10 * TICK) << 8 | 1, 4, 1) != 0) /* a re-arm, e = now + 10 ticks */
+			fail_in(p, "the last post failed");
+		break;
+	}
 	return NULL;
 }
 
@@ -978,7 +1067,7 @@ static void race_ranged(int repost)
 	__atomic_store_n(&stop_posting, 0, __ATOMIC_RELAXED);
 	latest_wins = repost;
 	stepping = 0;
-	early = dup = late = 0;
+	early = dup = late = stepped = 0;
 	start_producers(prod, seed, on_fire_ranged, produce_ranged);
 	now = owner_races(now, &seed, run_seconds, prod);
 	__atomic_store_n(&stop_posting, 1, __ATOMIC_RELEASE);
@@ -1004,7 +1093,7 @@ static void race_ranged(int repost)
 		}
 
 	/* A tick per advance until every window has closed. */
-	now = (now + TICK - 1) / TICK * TICK;
+	now = test_round_up(now, TICK);
 	step_from = now;
 	stepping = 1;
 	for (int n = 0; tw_count(wheel) > 0; n++) {
@@ -1017,12 +1106,15 @@ static void race_ranged(int repost)
 	for (int i = 0; i < nproducers; i++)
 		replaced += prod[i].refused;
 	fprintf(stderr,
-		"# %s: %llu re-posts replaced a queued one; %llu timers armed at the end fired in their windows\n",
-		repost ? "latest wins" : "ranged", (unsigned long long)replaced, (unsigned long long)armed);
+		"# %s: %llu re-posts replaced a queued one; %llu timers armed at the end fired in their windows, "
+		"%llu checked tick by tick\n",
+		repost ? "latest wins" : "ranged", (unsigned long long)replaced, (unsigned long long)armed,
+		(unsigned long long)stepped);
 	assert_int_equal(early, 0);
 	assert_int_equal(dup, 0);
 	assert_int_equal(late, 0);
-	assert_true(armed > 0); /* the window check above looked at some */
+	assert_true(armed > 0);   /* the end's check looked at some */
+	assert_true(stepped > 0); /* and so did the window check */
 	if (!repost)
 		assert_int_equal(replaced, 0); /* each waited for the last to be done */
 	else
@@ -1064,6 +1156,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_post_while_applying),
 		cmocka_unit_test(test_wait_timeout_stopped_loop),
 		cmocka_unit_test(test_wait_applied_in_time),
+		cmocka_unit_test(test_quiet_advances_apply_requests),
 		cmocka_unit_test(test_requests_ranged_race),
 		cmocka_unit_test(test_requests_latest_wins_race),
 	};
