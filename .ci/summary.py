@@ -21,10 +21,12 @@ for d in sys.argv[1:]:
     if lines is None:
         print(f"{d}: no test log", file=sys.stderr)
         failed += 1
+        failures.append(f"{d}: no test log")
         continue
+    lines = [("testlog.json", line) for line in lines]
     for extra in ("meson-logs/testlog-loaded.json", "reliability.json", "fresh-root.json", "consumer.json"):
-        lines += read(f"{d}/{extra}") or []
-    for line in lines:
+        lines += [(extra.split("/")[-1], line) for line in read(f"{d}/{extra}") or []]
+    for source, line in lines:
         test = json.loads(line)
         result = test["result"]
         if result in ("OK", "EXPECTEDFAIL"):
@@ -33,7 +35,7 @@ for d in sys.argv[1:]:
             skipped += 1
         else:
             failed += 1
-            failures.append(f"{d}: {test.get('name', '?')}: {result}")
+            failures.append(f"{d}/{source}: {test.get('name', '?')}: {result}")
 # The failures by name, just above the closing line: the end of a long log
 # is what a reader sees first.
 for f in failures:
