@@ -442,6 +442,38 @@ static void test_deadline_jump_places_once(void **state)
 	assert_true(placed[0] < placed[1]);
 }
 
+/* The same jump on two and on three timers, armed latest first into one
+ * level-1 slot (ticks 64 to 127 from a clock at 0) and reached by one
+ * advance: they fire earliest first. Their ticks are equal modulo 4, so
+ * that they share a lane, whose walk gives them latest first. */
+static uint64_t fired_at[3];
+static unsigned nfired;
+static void record(struct tw_timer *t)
+{
+	fired_at[nfired++] = t->expires;
+}
+
+static void test_deadline_jump_small(void **state)
+{
+	(void)state;
+	const uint64_t ms = 1000000;
+	static const uint64_t expiry[] = { 120 * ms, 100 * ms, 72 * ms }; /* arming order */
+	for (unsigned n = 2; n <= 3; n++) {
+		struct tw_wheel *w;
+		struct tw_timer t[3];
+		assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+		for (unsigned i = 0; i < n; i++) {
+			tw_timer_init(&t[i], record);
+			assert_int_equal(tw_add(w, &t[i], expiry[i]), 0);
+		}
+		nfired = 0;
+		assert_int_equal(tw_advance(w, 127 * ms), (int)n);
+		for (unsigned i = 1; i < n; i++)
+			assert_true(fired_at[i - 1] < fired_at[i]);
+		tw_wheel_destroy(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_later_rearm_stays_in_bucket),
 		cmocka_unit_test(test_exact_arm_paths_agree),
 		cmocka_unit_test(test_deadline_jump_places_once),
+		cmocka_unit_test(test_deadline_jump_small),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
