@@ -1003,10 +1003,14 @@ TW_API int tw_get_lateness(const struct tw_wheel *w, struct tw_lateness *out);
  * @l:        the histogram, from tw_get_lateness()
  * @permille: which one, 0 to 1000: 500 for the median, 990 for p99
  *
- * The largest lateness of the bucket that holds the @permille-th
- * thousandth of the firings (2^b - 1 ns for bucket b), no more than
- * @l->max_ns: a bound that the true percentile does not exceed, and at
- * most about twice it.
+ * The percentile by nearest rank: of the @l->fired firings sorted by
+ * lateness, the r-th, with r = @permille * @l->fired / 1000 rounded up,
+ * and at least 1 (so 0 picks the smallest lateness and 1000 the largest).
+ * The histogram keeps that lateness as its bucket b, so the result is the
+ * bucket's largest lateness, 2^b - 1 ns (0 for bucket 0), and no more than
+ * @l->max_ns: never below the r-th lateness, less than twice it (0 when it
+ * is 0), and for 1000 exactly @l->max_ns. With 3 firings, @permille 0 to
+ * 333 gives the first, 334 to 666 the second, 667 to 1000 the third.
  *
  * Return: the lateness in ns; 0 if nothing fired, or @l is NULL or
  * @permille is above 1000.

@@ -5,7 +5,7 @@
  * measured against the advance's now and, for a periodic timer, the expiry
  * it fired for; at the ends: an empty wheel, lateness of the whole clock
  * (the last bucket), a budget that delays a timer, and the
- * refusals.
+ * refusals; the rank a percentile picks, on histograms made by hand.
  */
 #include "common.h"
 
@@ -148,6 +148,83 @@ static void test_budget(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* A histogram made by hand: n[b] firings in bucket b, the largest
+ * lateness max. */
+static struct tw_lateness hist(const uint64_t *n, int buckets, uint64_t max)
+{
+	struct tw_lateness l = { .tick_ns = TICK, .max_ns = max };
+	for (int b = 0; b < buckets; b++) {
+		l.count[b] = n[b];
+		l.fired += n[b];
+	}
+	return l;
+}
+
+/* Each bucket's edge as the header says: 2^b - 1 ns, 0 for bucket 0. */
+static uint64_t edge(int b)
+{
+	return b >= 64 ? UINT64_MAX : ((uint64_t)1 << b) - 1;
+}
+
+/* The rank is the nearest rank: r = ceil(permille * fired / 1000), at
+ * least 1, and the result the edge of the r-th firing's bucket, at most
+ * max_ns. At permille 0 and 1000, on one, two and three firings, across
+ * the boundaries of a rank, and with a count too large for
+ * permille * fired to fit in 64 bits. */
+static void test_quantile_rank(void **state)
+{
+	(void)state;
+	/* One firing, 5 ns late (bucket 3): every permille picks it, and its
+	 * edge, 7, is capped at the max. */
+	struct tw_lateness l = hist((const uint64_t[]){ 0, 0, 0, 1 }, 4, 5);
+	for (unsigned p = 0; p <= 1000; p++)
+		assert_int_equal(tw_lateness_quantile(&l, p), 5);
+	/* Two: on time and 1000 ns late (bucket 10). 0 to 500 is rank 1,
+	 * 501 to 1000 rank 2, capped at the max. */
+	uint64_t two[11] = { 1 };
+	two[10] = 1;
+	l = hist(two, 11, 1000);
+	assert_int_equal(tw_lateness_quantile(&l, 0), 0);
+	assert_int_equal(tw_lateness_quantile(&l, 500), 0);
+	assert_int_equal(tw_lateness_quantile(&l, 501), 1000);
+	assert_int_equal(tw_lateness_quantile(&l, 1000), 1000);
+	/* Three, in buckets 1, 2 and 3 (1, 2 to 3, 4 to 7 ns), the largest 6:
+	 * 0 to 333 the first, 334 to 666 the second, 667 to 1000 the third. */
+	l = hist((const uint64_t[]){ 0, 1, 1, 1 }, 4, 6);
+	for (unsigned p = 0; p <= 1000; p++)
+		assert_int_equal(tw_lateness_quantile(&l, p), p <= 333 ? edge(1) : p <= 666 ? edge(2) : 6);
+	/* 1000 firings, 990 on time, 9 in bucket 20 and the largest, 2 ms, in
+	 * bucket 21: p99 is rank 990, on time; p99.1 rank 991, bucket 20's
+	 * edge, below the max. */
+	uint64_t thousand[22] = { 990 };
+	thousand[20] = 9;
+	thousand[21] = 1;
+	l = hist(thousand, 22, 2 * TICK);
+	assert_int_equal(tw_lateness_quantile(&l, 990), 0);
+	assert_int_equal(tw_lateness_quantile(&l, 991), edge(20));
+	assert_int_equal(tw_lateness_quantile(&l, 1000), 2 * TICK);
+	/* 1001 firings, 999 on time: 998/1000 of 1001 is 998.998, rank 999,
+	 * on time; 999/1000 is 999.999, rank 1000, late. */
+	thousand[0] = 999;
+	thousand[20] = 1;
+	l = hist(thousand, 22, 2 * TICK);
+	assert_int_equal(tw_lateness_quantile(&l, 998), 0);
+	assert_int_equal(tw_lateness_quantile(&l, 999), edge(20));
+	/* 2^64 - 1 firings: 2^63 - 1 on time, 2^63 - 1 in bucket 5, one in
+	 * bucket 6 (40 ns). The median is rank ceil((2^64 - 1) / 2) = 2^63,
+	 * the first of bucket 5; 499 is rank 9204925292781066256, on time. */
+	uint64_t huge[7] = { UINT64_MAX / 2 };
+	huge[5] = UINT64_MAX / 2;
+	huge[6] = 1;
+	l = hist(huge, 7, 40);
+	assert_int_equal(l.fired, UINT64_MAX);
+	assert_int_equal(tw_lateness_quantile(&l, 500), edge(5));
+	assert_int_equal(tw_lateness_quantile(&l, 499), 0);
+	assert_int_equal(tw_lateness_quantile(&l, 0), 0);
+	assert_int_equal(tw_lateness_quantile(&l, 999), edge(5));
+	assert_int_equal(tw_lateness_quantile(&l, 1000), 40);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_periodic),
 		cmocka_unit_test(test_end_of_time),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_quantile_rank),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
