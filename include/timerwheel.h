@@ -961,10 +961,12 @@ typedef int (*tw_walk_fn)(struct tw_timer *t, uint64_t expires, void *arg);
  * changes nothing, not even its counters, so the program may write out
  * each timer's record with its expiry, and later restore it by arming the
  * timer again (an expiry already past fires in the next tw_advance()).
- * Every timer that tw_pending() calls pending is visited exactly once, in
- * no specified order: those already due first, then the wheel's slots.
- * O(timers) plus O(levels): empty slots are skipped through the occupancy
- * bitmaps. A timer with slack is visited with its expiry; its window is
+ * Every timer that tw_pending() calls pending is visited exactly once.
+ * The due timers come first (those tw_timer_bucket() calls due, and in a
+ * callback those still to run in its advance), in the order they will
+ * fire unless cancelled or re-armed; then the timers in the wheel's slots,
+ * in no specified order: not by expiry, nor by arming. O(timers) plus
+ * O(levels): empty slots are skipped through the occupancy bitmaps. A timer with slack is visited with its expiry; its window is
  * the program's to remember.
  *
  * Allowed from a callback of @w: it then visits the timers still to run in
@@ -1039,7 +1041,8 @@ TW_API int tw_check(const struct tw_wheel *w);
  * For tests, tours and debugging: shows the cascade at work.
  *
  * Return: 0 if @t is in a wheel slot, 1 if it is due (fires in the next
- * advance; @level and @slot untouched), -ENOENT if it is idle, -EINVAL if
+ * advance, or a later one if a budget leaves it; @level and @slot
+ * untouched), -ENOENT if it is idle, -EINVAL if
  * @w, @t, @level or @slot is NULL or @t is armed on another wheel.
  */
 TW_API int tw_timer_bucket(const struct tw_wheel *w, const struct tw_timer *t, unsigned *level,

@@ -3,7 +3,8 @@
  * tw_walk(): every pending timer visited exactly once with its expiry, the
  * wheel left as it was; at its ends: an empty wheel, 10^6 timers spread
  * over every level, the due list, windows, a visitor that stops the walk,
- * and a walk from a callback.
+ * and a walk from a callback; the order promised: the due timers first, in
+ * the order they fire, then the slots.
  */
 #include "common.h"
 
@@ -195,6 +196,123 @@ static void test_from_callback(void **state)
 	tw_wheel_destroy(cb_wheel);
 }
 
+/* The order the header promises: the due timers first, in the order they
+ * will fire, then those in slots. Due here are timers armed already
+ * expired (in arming order, their expiries in reverse) and the ones a
+ * budget left (in tick order), then one armed due after them; the walk's
+ * first visits are those, and the next advance fires them in that order. */
+#define ORDER_N 24
+static struct tw_timer *order_walked[ORDER_N], *order_fired[ORDER_N];
+static size_t order_nwalked, order_nfired;
+
+static int order_visit(struct tw_timer *t, uint64_t expires, void *arg)
+{
+	(void)expires;
+	(void)arg;
+	assert_true(order_nwalked < ORDER_N);
+	order_walked[order_nwalked++] = t;
+	return 0;
+}
+
+static void order_fire(struct tw_timer *t)
+{
+	assert_true(order_nfired < ORDER_N);
+	order_fired[order_nfired++] = t;
+}
+
+static void test_due_first_in_firing_order(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	struct tw_timer left[6], past[4], late, slot[8];
+	uint64_t now = 100 * TICK;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	/* Ticks 1 to 6, two per advance of budget 2: three left due. */
+	for (int i = 0; i < 6; i++) {
+		tw_timer_init(&left[i], order_fire);
+		tw_add(w, &left[i], (uint64_t)(6 - i) * TICK); /* armed latest first */
+	}
+	assert_int_equal(tw_advance_budget(w, now, 3), 3);
+	order_nfired = 0;
+	/* Already expired, armed in this order, with expiries going back. */
+	for (int i = 0; i < 4; i++) {
+		tw_timer_init(&past[i], order_fire);
+		tw_add(w, &past[i], now - (uint64_t)i * TICK);
+	}
+	/* In slots of several levels, armed in no order of expiry. */
+	for (int i = 0; i < 8; i++) {
+		tw_timer_init(&slot[i], order_fire);
+		tw_add(w, &slot[i], now + ((uint64_t)(i * 37 % 8) + 1) * (TICK << (3 * i)));
+	}
+	tw_timer_init(&late, order_fire);
+	tw_add(w, &late, 0);
+
+	order_nwalked = 0;
+	assert_int_equal(tw_walk(w, order_visit, NULL), 0);
+	assert_int_equal(order_nwalked, 3 + 4 + 1 + 8);
+	/* Due first: the three left (ticks 4, 5, 6), the four past ones in
+	 * arming order, then the late one. */
+	struct tw_timer *want[8] = { &left[2], &left[1], &left[0], &past[0], &past[1], &past[2], &past[3], &late };
+	unsigned level, slot_index;
+	for (size_t i = 0; i < 8; i++) {
+		assert_ptr_equal(order_walked[i], want[i]);
+		assert_int_equal(tw_timer_bucket(w, order_walked[i], &level, &slot_index), 1);
+	}
+	for (size_t i = 8; i < order_nwalked; i++)
+		assert_int_equal(tw_timer_bucket(w, order_walked[i], &level, &slot_index), 0);
+	/* And that is the order they fire in. */
+	assert_int_equal(tw_advance(w, now), 8);
+	assert_int_equal(order_nfired, 8);
+	for (size_t i = 0; i < 8; i++)
+		assert_ptr_equal(order_fired[i], order_walked[i]);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
+/* From a callback: first the timers still to run in its advance, in the
+ * order they then run, then one the callback armed due (it fires in the
+ * next advance), then the slots. */
+static struct tw_wheel *order_wheel;
+static struct tw_timer order_cb[4], order_armed, order_slot;
+static size_t order_walk_at; /* order_nfired when the walk ran */
+
+static void order_walker(struct tw_timer *t)
+{
+	order_fire(t);
+	tw_add(order_wheel, &order_armed, 0);
+	order_walk_at = order_nfired;
+	order_nwalked = 0;
+	assert_int_equal(tw_walk(order_wheel, order_visit, NULL), 0);
+}
+
+static void test_due_first_from_callback(void **state)
+{
+	(void)state;
+	assert_int_equal(tw_wheel_create(&order_wheel, NULL, 0), 0);
+	order_nfired = 0;
+	tw_timer_init(&order_cb[0], order_walker);
+	tw_add(order_wheel, &order_cb[0], TICK);
+	for (int i = 1; i < 4; i++) {
+		tw_timer_init(&order_cb[i], order_fire);
+		tw_add(order_wheel, &order_cb[i], (uint64_t)(5 - i) * TICK); /* ticks 4, 3, 2 */
+	}
+	tw_timer_init(&order_armed, order_fire);
+	tw_timer_init(&order_slot, order_fire);
+	tw_add(order_wheel, &order_slot, 1000 * TICK);
+	assert_int_equal(tw_advance(order_wheel, 4 * TICK), 4);
+	assert_int_equal(order_walk_at, 1);
+	assert_int_equal(order_nwalked, 5);
+	/* The three still to run, as they ran: ticks 2, 3, 4. */
+	for (size_t i = 0; i < 3; i++)
+		assert_ptr_equal(order_walked[i], order_fired[order_walk_at + i]);
+	assert_ptr_equal(order_walked[0], &order_cb[3]);
+	assert_ptr_equal(order_walked[3], &order_armed);
+	assert_ptr_equal(order_walked[4], &order_slot);
+	assert_int_equal(tw_advance(order_wheel, 4 * TICK), 1);
+	assert_ptr_equal(order_fired[4], &order_armed);
+	tw_wheel_destroy(order_wheel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_million),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_from_callback),
+		cmocka_unit_test(test_due_first_in_firing_order),
+		cmocka_unit_test(test_due_first_from_callback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
