@@ -580,17 +580,21 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  *
  * For a loop that must stay responsive when many timers come due at once
  * (after a suspend, a pause, a stalled loop): it moves the clock to @now as
- * tw_advance() does, then calls the callbacks of the first @budget due
- * timers, in the order of their ticks, and leaves the others due, in that
- * order: tw_next_expiry() is tw_now() while any is left, and the next
- * advance, with or without a budget, fires them first, before the timers
- * that come due at a later tick. So the loop serves its I/O between two
- * batches. Every guarantee holds across batches: no timer fires before its
- * expiry, each fires once, the batches keep tick order, and a callback may
- * cancel or re-arm a timer still waiting, in its batch or a later one
- * (it then fires by its new expiry, or not at all). A timer armed already
- * due, from a callback or between two batches, fires after the timers
- * left waiting. A budget of UINT_MAX is no budget.
+ * tw_advance() does, then takes the first @budget due timers, in the order
+ * of their ticks, as its batch, calls their callbacks, and leaves the
+ * others due, in that order: tw_next_expiry() is tw_now() while any is
+ * left, and the next advance, with or without a budget, fires them first,
+ * before the timers that come due at a later tick. So the loop serves its
+ * I/O between two batches. Every guarantee holds across batches: no timer
+ * fires before its expiry, each fires once, the batches keep tick order,
+ * and a callback may cancel or re-arm a timer still waiting, in its batch
+ * or a later one (it then fires by its new expiry, or not at all). The
+ * batch is taken before its first callback runs and is not refilled: a
+ * timer of the batch that an earlier callback cancels or re-arms leaves
+ * it, and fewer than @budget callbacks run although timers are still due
+ * (the return value says how many ran). A timer armed already due, from a
+ * callback or between two batches, fires after the timers left waiting. A
+ * budget of UINT_MAX is no budget.
  *
  * Return: the number of callbacks called (at most @budget), -EINVAL if @w
  * is NULL or was destroyed, or @budget is 0, -EBUSY if called from one of

@@ -3,8 +3,9 @@
  * tw_advance_budget(): at most N callbacks per advance, the rest left due.
  * At its ends: budget 0 (refused) and 1, a budget smaller than one tick's
  * timers, batches that keep tick order, also across a later advance,
- * callbacks that cancel or re-arm timers still waiting, a timer armed due
- * between batches, a destroy from a callback, and a random schedule checked
+ * callbacks that cancel or re-arm timers still waiting, a batch that is
+ * not refilled when its own timers leave it, a timer armed due between
+ * batches, a destroy from a callback, and a random schedule checked
  * against a model of its own.
  */
 #include "common.h"
@@ -211,6 +212,40 @@ static void test_cancel_waiting(void **state)
 	tw_wheel_destroy(wheel);
 }
 
+/* The batch is taken before its first callback and not refilled: the first
+ * callback cancels one timer of its batch and re-arms another already due,
+ * so one of three runs while three are still due (tw_next_expiry() says
+ * so); those three fire next, in tick order, and the re-armed one after
+ * them. */
+static uint64_t at_ticks(size_t i) { return (1 + i) * TICK; }
+
+static void test_batch_not_refilled(void **state)
+{
+	(void)state;
+	enum { N = 6 };
+	static struct rec recs[N];
+	log_reset();
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	arm_all(recs, N, at_ticks);
+	recs[0].cancel = &recs[1];
+	recs[0].rearm = &recs[2];
+	recs[2].expires = 2 * TICK; /* due at once: to the due list, after 3, 4, 5 */
+	assert_int_equal(tw_advance_budget(wheel, 10 * TICK, 3), 1);
+	assert_int_equal(tw_count(wheel), 4);
+	assert_int_equal(tw_next_expiry(wheel), 10 * TICK);
+	assert_int_equal(tw_advance_budget(wheel, 10 * TICK, 3), 3);
+	assert_ptr_equal(log_rec[1], &recs[3]);
+	assert_ptr_equal(log_rec[2], &recs[4]);
+	assert_ptr_equal(log_rec[3], &recs[5]);
+	assert_int_equal(tw_advance_budget(wheel, 10 * TICK, 3), 1);
+	assert_ptr_equal(log_rec[4], &recs[2]);
+	assert_int_equal(tw_next_expiry(wheel), UINT64_MAX);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(recs[i].fired, i == 1 ? 0 : 1);
+	assert_wheel_sound(wheel);
+	tw_wheel_destroy(wheel);
+}
+
 /* A callback of the first batch destroys the wheel: nothing else fires. */
 static void test_destroy_in_batch(void **state)
 {
@@ -322,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_smaller_than_a_tick),
 		cmocka_unit_test(test_order_across_advances),
 		cmocka_unit_test(test_cancel_waiting),
+		cmocka_unit_test(test_batch_not_refilled),
 		cmocka_unit_test(test_destroy_in_batch),
 		cmocka_unit_test(test_busy_from_callback),
 		cmocka_unit_test(test_random),
