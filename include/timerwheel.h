@@ -21,7 +21,9 @@
  * E + S rounded up to a whole tick (saturating). The wheel picks the tick
  * it fires at: the coarsest of the window, the multiple of the largest
  * power of two among the ticks from E's tick to E's tick + S / tick
- * (rounded down), no later than the last tick. tw_next_expiry() reports
+ * (rounded down) or to the last tick (the one UINT64_MAX rounds up to),
+ * whichever comes first: a window that runs past the end of time is cut
+ * there before the pick, not the pick afterwards. tw_next_expiry() reports
  * that tick, so a loop that sleeps until then is woken for the timer
  * there. Timers whose windows overlap mostly pick the same tick and share
  * one wake-up, and a timer whose tick starts a coarse slot fires from that

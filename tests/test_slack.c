@@ -358,6 +358,31 @@ static void test_periodic_boundary_at_end(void **state)
 	tw_wheel_destroy(w);
 }
 
+/* A one-shot window that runs past the last tick is cut there before the
+ * coarsest tick is picked: on a 3 ns tick the last tick is
+ * 0x5555555555555555, and a window from tick ...554f to the end of time
+ * picks ...5550 (a multiple of 16), not the last tick, which a pick over
+ * the uncut window capped at the end would give. */
+static void test_one_shot_window_at_end(void **state)
+{
+	(void)state;
+	const uint64_t tick = 3, last = 0x5555555555555555ull;
+	struct tw_config cfg = { .tick_ns = tick };
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, &cfg, (last - 100) * tick), 0);
+	struct tw_timer t;
+	tw_timer_init(&t, on_fire);
+	uint64_t e = (last - 6) * tick;
+	assert_int_equal(tw_add_range(w, &t, e, UINT64_MAX), 0);
+	assert_int_equal(tw_next_expiry(w), (last - 5) * tick);
+	assert_int_equal(tw_next_expiry(w), tw_model_coarsest_ns(e, UINT64_MAX, tick));
+	fired_count = 0;
+	assert_int_equal(run_until_fired(w), 1);
+	assert_int_equal(fired_at, (last - 5) * tick);
+	assert_wheel_sound(w);
+	tw_wheel_destroy(w);
+}
+
 /* tw_mod_range() to a narrower window, or earlier than the slot serves,
  * moves the timer; later with the same window only stores the expiry. */
 static void test_mod_range(void **state)
@@ -550,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_search_keeps_next_expiry), cmocka_unit_test(test_search_leaves_no_idle_wakeup),
 		cmocka_unit_test(test_rearm_stays_until_window), cmocka_unit_test(test_exact_rearmed_with_window),
 		cmocka_unit_test(test_rearm_earlier_into_window), cmocka_unit_test(test_periodic_past_last_tick),
+		cmocka_unit_test(test_one_shot_window_at_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
