@@ -748,11 +748,17 @@ TW_API int tw_timeout_ms(uint64_t now, uint64_t expires);
  * with TFD_TIMER_ABSTIME (a timerfd created on CLOCK_MONOTONIC), and
  * clock_nanosleep() with TIMER_ABSTIME. Exact, except at the ends: 0
  * becomes 1 ns, as far in the past, because an all-zero it_value disarms a
- * timerfd instead of firing it; a time past the end of a 32-bit time_t
- * saturates there. UINT64_MAX, the next expiry of a wheel with nothing
- * armed, converts like any other time; a timerfd is rather disarmed then
+ * timerfd instead of firing it; with a 32-bit time_t, a time from 2^31 s
+ * on saturates to the latest a struct timespec holds, 2^31 - 1 s and
+ * 999,999,999 ns (a loop woken there, 68 years after boot, finds nothing
+ * due and sleeps again). UINT64_MAX, the next expiry of a wheel with
+ * nothing armed, converts like any other time (with a 64-bit time_t to
+ * 18,446,744,073 s and 709,551,615 ns); a timerfd is rather disarmed then
  * (an all-zero it_value). struct timespec comes from <time.h> (under
- * strict -std=c99 or -std=c11, with _POSIX_C_SOURCE 200809L defined).
+ * strict -std=c99 or -std=c11, with _POSIX_C_SOURCE 200809L defined), and
+ * is the one the library was built with: on a 32-bit target, build the
+ * program with the library's time_t (glibc's _TIME_BITS; Debian's i386
+ * libraries use 32 bits).
  *
  * Return: 0, -EINVAL if @ts is NULL.
  */
@@ -766,13 +772,17 @@ TW_API int tw_ns_to_timespec(struct timespec *ts, uint64_t ns);
  *
  * Nanosecond precision, so no rounding is needed: a relative timeout
  * counts from the call, after @now, and a loop never wakes before
- * @expires. Zero when @expires is not later than @now. A timeout past the
- * end of a 32-bit time_t saturates there. struct timespec comes from
+ * @expires. Zero when @expires is not later than @now. With a 32-bit
+ * time_t a timeout of 2^31 s or more saturates as tw_ns_to_timespec()
+ * does, to 2^31 - 1 s and 999,999,999 ns: the loop wakes before @expires
+ * there, finds nothing due and sleeps again. struct timespec comes from
  * <time.h>, as for tw_ns_to_timespec().
  *
  * Return: 0 when @ts holds the timeout; 1 when @expires is UINT64_MAX,
  * nothing being armed: pass NULL to wait without a timeout (@ts then holds
- * the longest timeout there is); -EINVAL if @ts is NULL.
+ * UINT64_MAX ns as a timeout, whatever @now: 18,446,744,073 s and
+ * 709,551,615 ns with a 64-bit time_t, saturated as above with a 32-bit
+ * one, for a loop that cannot pass NULL); -EINVAL if @ts is NULL.
  */
 TW_API int tw_timeout_timespec(struct timespec *ts, uint64_t now, uint64_t expires);
 

@@ -175,9 +175,9 @@ static void test_timeout_timespec_ends(void **state)
 
 	(void)state;
 	assert_int_equal(tw_timeout_timespec(NULL, now, now + 1), -EINVAL);
-	/* Nothing armed: 1, wait without a timeout; ts the longest there is. */
+	/* Nothing armed: 1, wait without a timeout (test_time_t_end checks
+	 * what ts holds then). */
 	assert_int_equal(tw_timeout_timespec(&ts, now, UINT64_MAX), 1);
-	assert_true((uint64_t)ts.tv_sec >= (sec_max() < UINT64_MAX / SEC ? sec_max() : UINT64_MAX / SEC));
 	assert_int_equal(tw_timeout_timespec(&ts, 0, UINT64_MAX), 1);
 	/* Due or past: zero. */
 	assert_int_equal(tw_timeout_timespec(&ts, now, now), 0);
@@ -198,6 +198,52 @@ static void test_timeout_timespec_ends(void **state)
 		assert_ts(&ts, (UINT64_MAX - 1) / SEC, (UINT64_MAX - 1) % SEC);
 	else
 		assert_ts(&ts, sec_max(), SEC - 1);
+}
+
+/* The end of time_t, as the header says: with a 64-bit time_t every
+ * uint64_t converts exactly, UINT64_MAX to 18446744073 s and 709551615 ns;
+ * with a 32-bit one (i386 without _TIME_BITS=64) the last exact time is
+ * 2^31 - 1 s and 999999999 ns, and everything later saturates to that,
+ * nanoseconds included. A timeout to UINT64_MAX holds UINT64_MAX ns,
+ * whatever now. */
+static void test_time_t_end(void **state)
+{
+	struct timespec ts;
+	uint64_t last_ns = (uint64_t)INT32_MAX * SEC + (SEC - 1); /* a 32-bit time_t's latest */
+	static const uint64_t nows[] = { 0, 1000 * SEC, UINT64_MAX - 1 };
+
+	(void)state;
+	print_message("# time_t of %u bits\n", (unsigned)(8 * sizeof(time_t)));
+	assert_true(sizeof(time_t) == 4 || sizeof(time_t) == 8);
+	assert_int_equal(tw_ns_to_timespec(&ts, last_ns), 0);
+	assert_ts(&ts, INT32_MAX, SEC - 1);
+	assert_int_equal(tw_timeout_timespec(&ts, 0, last_ns), 0);
+	assert_ts(&ts, INT32_MAX, SEC - 1);
+	if (sizeof(time_t) == 8) {
+		assert_int_equal(tw_ns_to_timespec(&ts, last_ns + 1), 0);
+		assert_ts(&ts, (uint64_t)INT32_MAX + 1, 0);
+		assert_int_equal(tw_ns_to_timespec(&ts, UINT64_MAX), 0);
+		assert_ts(&ts, 18446744073ull, 709551615ull);
+		for (size_t i = 0; i < sizeof(nows) / sizeof(nows[0]); i++) {
+			assert_int_equal(tw_timeout_timespec(&ts, nows[i], UINT64_MAX), 1);
+			assert_ts(&ts, 18446744073ull, 709551615ull);
+		}
+		return;
+	}
+	/* 32 bits: from 2^31 s on, the latest timespec, whatever the ns. */
+	static const uint64_t past[] = { 0, 1, 5, SEC - 1, SEC + 7, 1000 * SEC };
+	for (size_t i = 0; i < sizeof(past) / sizeof(past[0]); i++) {
+		assert_int_equal(tw_ns_to_timespec(&ts, last_ns + 1 + past[i]), 0);
+		assert_ts(&ts, INT32_MAX, SEC - 1);
+		assert_int_equal(tw_timeout_timespec(&ts, 0, last_ns + 1 + past[i]), 0);
+		assert_ts(&ts, INT32_MAX, SEC - 1);
+	}
+	assert_int_equal(tw_ns_to_timespec(&ts, UINT64_MAX), 0);
+	assert_ts(&ts, INT32_MAX, SEC - 1);
+	for (size_t i = 0; i < sizeof(nows) / sizeof(nows[0]); i++) {
+		assert_int_equal(tw_timeout_timespec(&ts, nows[i], UINT64_MAX), 1);
+		assert_ts(&ts, INT32_MAX, SEC - 1);
+	}
 }
 
 static void test_clock(void **state)
@@ -369,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_ms_never_early),
 		cmocka_unit_test(test_ns_to_timespec_ends),
 		cmocka_unit_test(test_timeout_timespec_ends),
+		cmocka_unit_test(test_time_t_end),
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_restart_periodic_with_mod),
 #if !defined(_WIN32)
