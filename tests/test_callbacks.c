@@ -2,7 +2,8 @@
 /*
  * What a callback may do: cancel a timer due in the same advance, re-arm
  * itself, free its own memory, arm a timer that is already due (it fires in
- * the next advance, not this one), and not re-enter tw_advance.
+ * the next advance, not this one), and not re-enter tw_advance; what it
+ * reads of its timer, t->expires.
  */
 #include "common.h"
 
@@ -315,6 +316,64 @@ static void test_next_expiry_in_callback(void **state)
 	tw_wheel_destroy(wheel);
 }
 
+/* What a callback reads, as the README says: t->expires, the expiry the
+ * timer was last armed for (re-armed later before it fired: the later one;
+ * with slack: the window's start, not the tick picked), tw_now() the
+ * advance's now; a periodic timer's t->expires is already its next expiry,
+ * one period on. */
+struct seen {
+	struct tw_timer timer;
+	uint64_t expires, wheel_now;
+	int fired;
+};
+
+static void record_seen(struct tw_timer *t)
+{
+	struct seen *s = tw_container_of(t, struct seen, timer);
+	s->expires = t->expires;
+	s->wheel_now = tw_now(wheel);
+	s->fired++;
+}
+
+static uint64_t periodic_seen;
+
+static void record_periodic(struct tw_timer *t)
+{
+	periodic_seen = t->expires;
+}
+
+static void test_expires_in_callback(void **state)
+{
+	(void)state;
+	struct seen exact, moved, windowed;
+	struct tw_periodic p;
+	uint64_t advance_to = 40 * TICK + 123;
+	assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+	memset(&exact, 0, sizeof(exact));
+	memset(&moved, 0, sizeof(moved));
+	memset(&windowed, 0, sizeof(windowed));
+	tw_timer_init(&exact.timer, record_seen);
+	tw_timer_init(&moved.timer, record_seen);
+	tw_timer_init(&windowed.timer, record_seen);
+	assert_int_equal(tw_add(wheel, &exact.timer, 5 * TICK + 7), 0);
+	assert_int_equal(tw_add(wheel, &moved.timer, 3 * TICK), 0);
+	assert_int_equal(tw_mod(wheel, &moved.timer, 20 * TICK + 1), 1); /* later: stored in place */
+	assert_int_equal(tw_add_range(wheel, &windowed.timer, 9 * TICK + 5, 10 * TICK), 0);
+	assert_int_equal(tw_advance(wheel, advance_to), 3);
+	assert_int_equal(exact.expires, 5 * TICK + 7);
+	assert_int_equal(moved.expires, 20 * TICK + 1);
+	assert_int_equal(windowed.expires, 9 * TICK + 5);
+	assert_int_equal(exact.wheel_now, advance_to);
+	assert_int_equal(moved.wheel_now, advance_to);
+	assert_int_equal(windowed.wheel_now, advance_to);
+	/* Periodic, every 10 ms from 50 ms: at 50.5 ms it reads 60 ms. */
+	assert_int_equal(tw_periodic_init(&p, record_periodic, 10 * TICK), 0);
+	assert_int_equal(tw_add(wheel, &p.timer, 50 * TICK), 0);
+	assert_int_equal(tw_advance(wheel, 50 * TICK + TICK / 2), 1);
+	assert_int_equal(periodic_seen, 60 * TICK);
+	tw_wheel_destroy(wheel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_destroy_from_callback),
 		cmocka_unit_test(test_fire_in_tick_order),
 		cmocka_unit_test(test_next_expiry_in_callback),
+		cmocka_unit_test(test_expires_in_callback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,6 +135,58 @@ static void test_timeout_ms_never_early(void **state)
 	}
 }
 
+/* What lateness a poll() loop adds, as the README says: a loop that sleeps
+ * tw_timeout_ms() to tw_next_expiry() and advances when it wakes fires a
+ * timer less than one tick plus one millisecond after its expiry, once the
+ * OS wakes it on time, and in one wake-up. Simulated: the OS here wakes
+ * exactly when the timeout ends. On ticks of 1 ms, 100 us, 10 ms and 3 ns. */
+static uint64_t bound_fired_at;
+
+static void bound_fire(struct tw_timer *t)
+{
+	(void)t;
+	bound_fired_at = 1;
+}
+
+static void test_poll_wake_bound(void **state)
+{
+	static const uint64_t ticks[] = { MS, MS / 10, 10 * MS, 3 };
+	uint64_t rng = test_seed();
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(ticks) / sizeof(ticks[0]); k++) {
+		struct tw_config cfg = { .tick_ns = ticks[k] };
+		uint64_t worst = 0;
+
+		for (int i = 0; i < 5000; i++) {
+			uint64_t now = test_rand(&rng) >> 8, expires;
+			struct tw_wheel *w;
+			struct tw_timer t;
+			int wakeups = 0;
+
+			assert_int_equal(tw_wheel_create(&w, &cfg, now), 0);
+			expires = now + test_rand(&rng) % (1 + (test_rand(&rng) >> (20 + test_rand(&rng) % 40)));
+			tw_timer_init(&t, bound_fire);
+			assert_int_equal(tw_add(w, &t, expires), 0);
+			for (bound_fired_at = 0; !bound_fired_at; wakeups++) {
+				int ms = tw_timeout_ms(now, tw_next_expiry(w));
+
+				assert_true(ms >= 0);
+				now += (uint64_t)ms * MS;
+				assert_true(tw_advance(w, now) >= 0);
+			}
+			assert_int_equal(wakeups, 1);
+			assert_true(now >= expires);
+			assert_true(now - expires < ticks[k] + MS);
+			if (now - expires > worst)
+				worst = now - expires;
+			tw_wheel_destroy(w);
+		}
+		print_message("# tick %llu ns: latest firing %llu ns after the expiry\n",
+			      (unsigned long long)ticks[k], (unsigned long long)worst);
+	}
+}
+
 static void assert_ts(const struct timespec *ts, uint64_t sec, uint64_t nsec)
 {
 	assert_true((uint64_t)ts->tv_sec == sec);
@@ -413,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_never_wraps_into_now),
 		cmocka_unit_test(test_timeout_ms_ends),
 		cmocka_unit_test(test_timeout_ms_never_early),
+		cmocka_unit_test(test_poll_wake_bound),
 		cmocka_unit_test(test_ns_to_timespec_ends),
 		cmocka_unit_test(test_timeout_timespec_ends),
 		cmocka_unit_test(test_time_t_end),
