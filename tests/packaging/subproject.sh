@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/consumer/meson as a new user's project: this repository under its
-# subprojects/ (a symlink), dependency('timerwheel') etc. forced to the
-# fallback, then configure, build and run its consumers. Its own build
+# subprojects/ (a symlink), its dependencies forced to the subproject by
+# the README's --force-fallback-for=timerwheel (the subproject's name covers
+# every dependency that falls back to it), then configure, build and run
+# its consumers. Its own build
 # directory, with the subproject's defaults: nothing of the main build used.
 # Arguments: the modules this build has; their consumers must be built.
 . "$(dirname "$0")/lib.sh"
@@ -20,11 +22,20 @@ for m in timerwheel-uv timerwheel-uring; do
 	*) opts="$opts -D${m#timerwheel-}=disabled -Dtimerwheel:${m#timerwheel-}=disabled" ;;
 	esac
 done
+# An installed timerwheel in sight (staged: its pkg-config files), which
+# the forced fallback must pass over.
+tw_install
+export PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+pkg-config --exists timerwheel || fail "the staged timerwheel.pc is not visible to pkg-config"
 # shellcheck disable=SC2086
 (cd "$proj" && "$TW_MESON" setup "$tmp/build" \
-	--force-fallback-for=timerwheel,timerwheel-uv,timerwheel-uring $opts) >"$tmp/setup.log" 2>&1 ||
+	--force-fallback-for=timerwheel $opts) >"$tmp/setup.log" 2>&1 ||
 	{ cat "$tmp/setup.log"; fail "meson setup of the consumer project"; }
 grep -q 'timerwheel *: *YES' "$tmp/setup.log" || { cat "$tmp/setup.log"; fail "subproject not used"; }
+for m in "$@"; do
+	grep -q "^Dependency $m found: YES .*(overridden)" "$tmp/setup.log" ||
+		{ cat "$tmp/setup.log"; fail "$m did not come from the subproject"; }
+done
 "$TW_MESON" compile -C "$tmp/build" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "build"; }
 "$TW_MESON" test -C "$tmp/build" --no-rebuild --print-errorlogs >"$tmp/test.log" 2>&1 ||
 	{ cat "$tmp/test.log"; fail "the consumers failed"; }
