@@ -3,7 +3,8 @@
 """The documents say only what is true, and each stands on its own.
 
     check_docs.py man MANDIR            the generated pages (section 3 and 7)
-    check_docs.py text SOURCE_ROOT      README, CHANGELOG, examples
+    check_docs.py text SOURCE_ROOT [BUILD_ROOT]
+                                        README, CHANGELOG, examples
 
 man: no page points at text it does not carry (the header's "top", a
 quoted section that is not under its NOTES); timerwheel(7)'s SEE ALSO names
@@ -15,8 +16,19 @@ or timeout helper (now_ns, ms_until) in the README or the examples, where
 the loop kit serves; no pin of a release tag, since releases are not tagged
 (a version in meson.build and CHANGELOG.md, or a commit, is what a user
 pins); the uv_timer_t table does not restart an armed timer with tw_add.
+Figures: each measured figure (a decimal in ns, us or ms) stands in a
+paragraph, list item or table that names a command (`tests/...`,
+`build/...`, `meson test ...`), or right after one; the README's table at
+10^6 timers holds what `tests/bench/mdtable` prints from the committed
+bench.csv. CI: the README names `.ci/run`, and the platform table gives no
+run that only `.ci/run` makes (sanitizers, valgrind, a fresh root) to
+`tests/run`. With BUILD_ROOT: every `meson test -C build NAME` and
+`--suite NAME` the README gives is a test or suite of that build (those of
+a backend the build lacks aside).
 """
+import csv
 import glob
+import json
 import os
 import re
 import sys
@@ -95,6 +107,123 @@ def check_text(root):
     print("text: README.md %d lines" % lines)
 
 
+# A measured figure: a decimal with a unit of time.
+FIGURE = re.compile(r"\b\d+\.\d+ ?(ns|us|\u00b5s|ms)\b")
+COMMAND = re.compile(r"`(tests/[^`]+|build/[^`]+|meson test[^`]*|\.ci/[^`]+)`")
+
+
+def blocks(text):
+    """The README's paragraphs, list items and tables, outside code fences."""
+    out, cur, fence = [], [], False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fence = not fence
+            if cur:
+                out.append("\n".join(cur))
+                cur = []
+            continue
+        if fence:
+            continue
+        starts_item = line.startswith("- ") or line.startswith("## ") or line.startswith("| ") and cur and not cur[-1].startswith("|")
+        if not line.strip() or starts_item:
+            if cur:
+                out.append("\n".join(cur))
+            cur = [line] if line.strip() else []
+        else:
+            cur.append(line)
+    if cur:
+        out.append("\n".join(cur))
+    return out
+
+
+def check_figures(readme):
+    bs = blocks(readme)
+    n = 0
+    for i, b in enumerate(bs):
+        if not FIGURE.search(b):
+            continue
+        n += 1
+        # A table, or a list item, may take its command from the paragraph
+        # that introduces it.
+        before = bs[i - 1] if i and (b.startswith("|") or b.startswith("- ")) else ""
+        if not COMMAND.search(b) and not COMMAND.search(before):
+            fail("README figure without the command that prints it: %s" % b.strip()[:120])
+    return n
+
+
+def check_bench_table(readme, root):
+    """The 10^6 table: each row's figures are bench.csv's medians."""
+    med = {}
+    with open(os.path.join(root, "tests", "bench", "results", "bench.csv"), encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if row["n"] == "1000000":
+                med[(row["peer"], row["workload"])] = float(row["median"])
+    head = re.search(r"^\| at 10\^6 timers \|(.*)\|$", readme, re.M)
+    if not head:
+        fail("README has no table 'at 10^6 timers'")
+        return
+    names = {"timerwheel": "tw", "libev": "libev", "libuv": "libuv", "libevent": "libevent"}
+    peers = []
+    for col in [c.strip() for c in head.group(1).split("|")]:
+        peers.append(names.get(col, "heap" if col.startswith("binary heap") else col))
+    rows = re.findall(r"^\| ([^|]*) \|(.*)\|$", readme[head.end():].split("\n\n")[0], re.M)
+    checked = 0
+    for label, cells in rows:
+        w = re.search(r"\((W\w+)\)", label)
+        work = w.group(1) if w else "bytes" if label.startswith("bytes per timer") else None
+        if not work:
+            continue
+        for peer, cell in zip(peers, [c.strip() for c in cells.split("|")]):
+            want = med.get((peer, work))
+            if want is None:
+                fail("README's %s figure for %s is not in bench.csv" % (work, peer))
+                continue
+            got = ("%.1f" if work != "bytes" else "%.0f") % want
+            if cell != got:
+                fail("README's %s for %s says %s; bench.csv's median prints %s" % (work, peer, cell, got))
+            checked += 1
+    if not checked:
+        fail("README's table at 10^6 timers has no row checked against bench.csv")
+
+
+def check_ci(readme):
+    if "`.ci/run`" not in readme:
+        fail("README does not name `.ci/run`, the command CI runs")
+    for row in re.findall(r"^\|.*\|$", readme, re.M):
+        if "`tests/run`" in row and re.search(r"ASan|TSan|sanitiz|valgrind|fresh", row):
+            fail("README's platform table gives tests/run a run only .ci/run makes: " + row)
+
+
+def check_test_names(readme, build):
+    path = os.path.join(build, "meson-info", "intro-tests.json")
+    if not os.path.exists(path):  # a subproject's build: meson-info is its parent's
+        print("test names: not checked, no %s" % path)
+        return
+    info = json.load(open(path, encoding="utf-8"))
+    names = {t["name"] for t in info}
+    suites = {s.split(":")[-1] for t in info for s in t["suite"]}
+    for cmd in re.findall(r"meson test -C build ([^`]*)`", readme):
+        words = cmd.split()
+        for i, word in enumerate(words):
+            if word.startswith("-") or i and words[i - 1] in ("--suite", "--setup"):
+                continue
+            lacking = word.startswith("uv") and "uv" not in suites or word.startswith("uring") and "uring" not in suites
+            if word not in names and not lacking:
+                fail("README gives `meson test -C build %s`, whose %s is no test of this build" % (cmd, word))
+        for i, word in enumerate(words[:-1]):
+            if word == "--suite" and words[i + 1] not in suites and words[i + 1] not in ("uv", "uring"):
+                fail("README gives `--suite %s`, which is no suite of this build" % words[i + 1])
+
+
 if __name__ == "__main__":
-    {"man": check_man, "text": check_text}[sys.argv[1]](sys.argv[2])
+    if sys.argv[1] == "text":
+        check_text(sys.argv[2])
+        readme = open(os.path.join(sys.argv[2], "README.md"), encoding="utf-8").read()
+        print("figures: %d paragraphs with figures checked for their command" % check_figures(readme))
+        check_bench_table(readme, sys.argv[2])
+        check_ci(readme)
+        if len(sys.argv) > 3:
+            check_test_names(readme, sys.argv[3])
+    else:
+        check_man(sys.argv[2])
     sys.exit(1 if failures else 0)
