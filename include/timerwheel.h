@@ -981,9 +981,10 @@ typedef int (*tw_walk_fn)(struct tw_timer *t, uint64_t expires, void *arg);
  * The due timers come first (those tw_timer_bucket() calls due, and in a
  * callback those still to run in its advance), in the order they will
  * fire unless cancelled or re-armed; then the timers in the wheel's slots,
- * in no specified order: not by expiry, nor by arming. O(timers) plus
- * O(levels): empty slots are skipped through the occupancy bitmaps. A timer with slack is visited with its expiry; its window is
- * the program's to remember.
+ * in no specified order (neither expiry nor arming order). O(timers) plus
+ * O(levels): empty slots are skipped through the occupancy bitmaps. A
+ * timer with slack is visited with its expiry; its window is the
+ * program's to remember.
  *
  * Allowed from a callback of @w: it then visits the timers still to run in
  * the same advance (they are pending) and not the running one, unless that
