@@ -314,5 +314,6 @@ int main(int argc, char **argv)
 	       (double)w99 / 1e3);
 	free(g.items);
 	free(g.reqs);
+	free(busy);
 	return 0;
 }
