@@ -17,8 +17,11 @@
  *   - early:     never before its expiry by the owner's clock;
  * and ThreadSanitizer (the tsan build in CI) and ASan check the rest.
  *
- * Usage: test_requests [seconds [producers]]  (default 2 s, 3 producers);
- * the soak runs minutes.
+ * Usage: test_requests [seconds [producers [posts]]]  (default 2 s, 3
+ * producers, 10^6 posts; posts 0: no count, the time alone, as the soak
+ * runs for minutes). Each race ends when its producers have posted `posts`
+ * requests, or once `seconds` have passed, whichever comes first (see
+ * race_over()).
  */
 #define _GNU_SOURCE /* pthread_tryjoin_np */
 #include <pthread.h>
@@ -58,7 +61,7 @@ struct producer {
 	int id;
 	uint64_t rng;
 	struct rtimer timers[TIMERS_PER_PRODUCER];
-	uint64_t posts, refused, waits, mods, dels; /* posts: atomic, the owner watches it */
+	uint64_t posts, refused, waits, mods, dels; /* posts, refused: atomic, the owner watches them */
 	uint64_t quiet_cancels; /* atomic: done cancels checked after the clock passed every expiry they had */
 	int failures;
 	const char *why;
@@ -188,7 +191,7 @@ static void *produce(void *arg)
 		}
 		rc = post_random(p, r, x, 3, 0);
 		if (rc == -TW_ESHUTDOWN) {
-			p->refused++;
+			__atomic_store_n(&p->refused, p->refused + 1, __ATOMIC_RELEASE);
 			r->last_op = 0;
 			break;
 		}
@@ -218,19 +221,59 @@ static int hold_hook(struct tw_wheel *w, uint64_t next, void *arg)
 
 static double run_seconds = 2;
 static int nproducers = 3;
+static uint64_t race_posts = 1000000;
 
-/* Has the race done enough to judge it: requests posted, and done cancels
- * watched past their expiries? A loaded machine, or valgrind running one
- * thread at a time, can leave the producers idle for a whole second. */
-static bool race_has_run(struct producer *prod)
+/* What the producers have done so far, as the owner sees it. */
+struct race_counts {
+	uint64_t posts, quiet, refused;
+};
+
+static struct race_counts race_count(struct producer *prod)
 {
-	uint64_t posts = 0, quiet = 0;
+	struct race_counts c = { 0, 0, 0 };
 
 	for (int i = 0; i < nproducers; i++) {
-		posts += __atomic_load_n(&prod[i].posts, __ATOMIC_RELAXED);
-		quiet += __atomic_load_n(&prod[i].quiet_cancels, __ATOMIC_RELAXED);
+		c.posts += __atomic_load_n(&prod[i].posts, __ATOMIC_RELAXED);
+		c.quiet += __atomic_load_n(&prod[i].quiet_cancels, __ATOMIC_RELAXED);
+		c.refused += __atomic_load_n(&prod[i].refused, __ATOMIC_RELAXED);
 	}
-	return posts >= 100 && quiet > 0;
+	return c;
+}
+
+/*
+ * How long a race runs: not for a time whose work follows the machine's
+ * load, nor for a count whose time does. It ends when the producers have
+ * posted race_posts requests, or once run_seconds have passed; either way
+ * only after it has done the least that judges it (`least`): requests
+ * posted, and what the race's checks look at. A busy machine, or valgrind
+ * running one thread at a time, can keep the producers idle for a while,
+ * so the least is waited for; but a machine that cannot post a hundred
+ * requests in RACE_STUCK seconds is not slow: a post or the owner is
+ * stuck, and *stuck says so.
+ */
+#define RACE_STUCK 30.0
+
+static bool race_over(struct producer *prod, double t0, bool (*least)(const struct race_counts *), bool *stuck)
+{
+	struct race_counts c = race_count(prod);
+	double t = seconds() - t0;
+
+	if (!least(&c)) {
+		*stuck = t >= RACE_STUCK;
+		return *stuck;
+	}
+	return (race_posts && c.posts >= race_posts) || t >= run_seconds;
+}
+
+static bool posted_some(const struct race_counts *c)
+{
+	return c->posts >= 100;
+}
+
+/* Done cancels watched past their expiries, too: the cancel check's. */
+static bool posted_and_watched(const struct race_counts *c)
+{
+	return c->posts >= 100 && c->quiet > 0;
 }
 
 /* Producers, each on timers of its own, started on `body`. */
@@ -249,40 +292,31 @@ static void start_producers(struct producer *prod, uint64_t seed, void (*fn)(str
 		assert_int_equal(pthread_create(&prod[i].thread, NULL, body, &prod[i]), 0);
 }
 
-/* The owner advances its virtual clock from `now` for `secs` seconds of
- * real time; returns the clock. */
-static uint64_t owner_advances(uint64_t now, uint64_t *seed, double secs)
+/* The owner's side of a race: advances its virtual clock from `now` until
+ * race_over(); returns the clock. Looks at the producers' counts every 64
+ * advances, not to slow their posts. */
+static uint64_t owner_races(uint64_t now, uint64_t *seed, struct producer *prod,
+			    bool (*least)(const struct race_counts *), bool *stuck)
 {
 	double t0 = seconds();
 
-	while (seconds() - t0 < secs) {
+	for (unsigned n = 1;; n++) {
 		uint64_t x = test_rand(seed);
 		now += (x % 3) * TICK + x % TICK;
 		__atomic_store_n(&owner_now, now, __ATOMIC_RELAXED);
 		assert_true(tw_advance(wheel, now) >= 0);
+		if (n % 64 == 0 && race_over(prod, t0, least, stuck))
+			return now;
 	}
-	return now;
 }
 
-/* The owner's side of a race: advances for `secs`, and on until the
- * producers have posted enough to judge it (at most a minute: a loaded
- * machine can leave them idle), which it then requires. */
-static uint64_t owner_races(uint64_t now, uint64_t *seed, double secs, struct producer *prod)
+static void fail_if_stuck(bool stuck, struct producer *prod)
 {
-	double t0 = seconds();
-	uint64_t posts;
+	struct race_counts c = race_count(prod);
 
-	now = owner_advances(now, seed, secs);
-	for (;;) {
-		posts = 0;
-		for (int i = 0; i < nproducers; i++)
-			posts += __atomic_load_n(&prod[i].posts, __ATOMIC_RELAXED);
-		if (posts >= 100 || seconds() - t0 >= 60)
-			break;
-		now = owner_advances(now, seed, 0.05);
-	}
-	assert_true(posts >= 100);
-	return now;
+	if (stuck)
+		fail_msg("stuck: %llu requests posted, %llu done cancels watched, in %.0f s",
+			 (unsigned long long)c.posts, (unsigned long long)c.quiet, RACE_STUCK);
 }
 
 static void test_requests_race(void **state)
@@ -291,6 +325,7 @@ static void test_requests_race(void **state)
 	struct tw_config cfg = { .tick_ns = TICK };
 	uint64_t seed = test_seed(), now = 1000000, applied = 0, total_posts = 0;
 	double t0;
+	bool stuck = false;
 
 	(void)state;
 	assert_int_equal(tw_wheel_create(&wheel, &cfg, now), 0);
@@ -304,10 +339,9 @@ static void test_requests_race(void **state)
 	early = dup = 0;
 	start_producers(prod, seed, on_fire, produce);
 
-	/* Race: requests against firings against cancels, for the time asked
-	 * and until it has done something (at most a minute). */
+	/* Race: requests against firings against cancels, until race_over(). */
 	t0 = seconds();
-	while (seconds() - t0 < run_seconds * 0.8 || (!race_has_run(prod) && seconds() - t0 < 60)) {
+	for (unsigned n = 1; n % 64 || !race_over(prod, t0, posted_and_watched, &stuck); n++) {
 		uint64_t x = test_rand(&seed);
 		now += (x % 3) * TICK + x % TICK;
 		__atomic_store_n(&owner_now, now, __ATOMIC_RELAXED);
@@ -316,12 +350,15 @@ static void test_requests_race(void **state)
 		if (x % 8 == 0)
 			applied += (uint64_t)r;
 	}
-	/* Race the destroy: producers are still posting. They stop waiting
-	 * for requests first: one that slips past the destroy's refusal is
-	 * done only when the wheel is released, after the join. */
+	/* Race the destroy: producers are still posting, until each is
+	 * refused (or a quarter of the race's time has passed: a producer
+	 * can be waiting for requests that raced the destroy). They stop
+	 * waiting for requests first: one that slips past the destroy's
+	 * refusal is done only when the wheel is released, after the join. */
 	__atomic_store_n(&destroyed_phase, 1, __ATOMIC_RELEASE);
 	tw_wheel_destroy(wheel);
-	for (double t1 = seconds(); seconds() - t1 < run_seconds * 0.2;)
+	for (double t1 = seconds(), race = t1 - t0;
+	     !stuck && race_count(prod).refused < (uint64_t)nproducers && seconds() - t1 < race / 4;)
 		sched_yield();
 	__atomic_store_n(&stop_posting, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < nproducers; i++)
@@ -329,6 +366,7 @@ static void test_requests_race(void **state)
 	/* Releasing the wheel completes what raced the destroy. */
 	assert_int_equal(tw_set_notify(wheel, NULL, NULL), 0);
 	wheel = NULL;
+	fail_if_stuck(stuck, prod);
 
 	for (int i = 0; i < nproducers; i++) {
 		struct producer *p = &prod[i];
@@ -352,11 +390,11 @@ static void test_requests_race(void **state)
 	for (int i = 0; i < nproducers; i++)
 		quiet += prod[i].quiet_cancels;
 	fprintf(stderr,
-		"# %d producers, %.1f s: %llu requests posted, %llu wake-ups, %llu done cancels watched past "
+		"# %d producers, %.2f s: %llu requests posted, %llu wake-ups, %llu done cancels watched past "
 		"their expiries\n",
-		nproducers, run_seconds, (unsigned long long)total_posts,
+		nproducers, seconds() - t0, (unsigned long long)total_posts,
 		(unsigned long long)__atomic_load_n(&wakes, __ATOMIC_RELAXED), (unsigned long long)quiet);
-	assert_true(total_posts >= 100); /* race_has_run(), not the minute's cap */
+	assert_true(total_posts >= 100); /* race_over()'s least */
 	assert_true(quiet > 0); /* the cancel check had something to check */
 }
 
@@ -393,6 +431,8 @@ static void test_requests_nothing_lost(void **state)
 	static struct producer prod[MAX_PRODUCERS];
 	struct tw_config cfg = { .tick_ns = TICK };
 	uint64_t seed = test_seed() ^ 0xabc, now = 1000000, armed_at_end = 0;
+	bool stuck = false;
+	double t0 = seconds();
 
 	(void)state;
 	assert_int_equal(tw_wheel_create(&wheel, &cfg, now), 0);
@@ -402,7 +442,7 @@ static void test_requests_nothing_lost(void **state)
 	__atomic_store_n(&destroyed_phase, 0, __ATOMIC_RELAXED);
 	early = dup = 0;
 	start_producers(prod, seed, on_fire, produce);
-	now = owner_races(now, &seed, run_seconds, prod);
+	now = owner_races(now, &seed, prod, posted_some, &stuck);
 	__atomic_store_n(&stop_posting, 1, __ATOMIC_RELEASE);
 	/* The producers may be waiting for requests: keep applying them. */
 	for (int joined = 0; joined < nproducers;) {
@@ -413,6 +453,7 @@ static void test_requests_nothing_lost(void **state)
 			sched_yield();
 	}
 	assert_true(tw_drain(wheel) >= 0);
+	fail_if_stuck(stuck, prod);
 	for (int i = 0; i < nproducers; i++)
 		for (int k = 0; k < TIMERS_PER_PRODUCER; k++) {
 			struct rtimer *r = &prod[i].timers[k];
@@ -425,7 +466,8 @@ static void test_requests_nothing_lost(void **state)
 	assert_true(tw_advance(wheel, UINT64_MAX) >= 0);
 	assert_int_equal(tw_count(wheel), 0);
 	armed_at_end = check_the_end(prod);
-	fprintf(stderr, "# nothing lost: %llu timers armed at the end fired with their last expiry\n",
+	fprintf(stderr, "# nothing lost, %.2f s, %llu requests posted: %llu timers armed at the end fired with "
+		"their last expiry\n", seconds() - t0, (unsigned long long)race_count(prod).posts,
 		(unsigned long long)armed_at_end);
 	assert_int_equal(early, 0);
 	assert_int_equal(dup, 0);
@@ -1029,8 +1071,8 @@ static void *produce_ranged(void *arg)
 		if (r->cancelled && __atomic_load_n(&r->fires, __ATOMIC_ACQUIRE) != r->fires_at_cancel)
 			fail_in(p, "a timer fired after its cancel was done");
 		rc = post_random(p, r, x, 4, 1);
-		if (rc == 1)
-			p->refused++; /* here: replaced a queued post */
+		if (rc == 1) /* here: replaced a queued post */
+			__atomic_store_n(&p->refused, p->refused + 1, __ATOMIC_RELAXED);
 		else if (rc != 0)
 			fail_in(p, latest_wins ? "a re-post failed" : "a post failed");
 		__atomic_store_n(&p->posts, p->posts + 1, __ATOMIC_RELAXED);
@@ -1055,11 +1097,19 @@ static void *produce_ranged(void *arg)
 	return NULL;
 }
 
+/* Latest wins: some re-posts replaced a queued one, too. */
+static bool posted_and_replaced(const struct race_counts *c)
+{
+	return c->posts >= 100 && c->refused > 0;
+}
+
 static void race_ranged(int repost)
 {
 	static struct producer prod[MAX_PRODUCERS];
 	struct tw_config cfg = { .tick_ns = TICK };
 	uint64_t seed = test_seed() ^ (repost ? 0x1a7e : 0x5a11), now = 1000000, replaced = 0, armed = 0;
+	bool stuck = false;
+	double t0 = seconds();
 
 	assert_int_equal(tw_wheel_create(&wheel, &cfg, now), 0);
 	assert_int_equal(tw_set_wake(wheel, on_wake, NULL), 0);
@@ -1069,11 +1119,12 @@ static void race_ranged(int repost)
 	stepping = 0;
 	early = dup = late = stepped = 0;
 	start_producers(prod, seed, on_fire_ranged, produce_ranged);
-	now = owner_races(now, &seed, run_seconds, prod);
+	now = owner_races(now, &seed, prod, repost ? posted_and_replaced : posted_some, &stuck);
 	__atomic_store_n(&stop_posting, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < nproducers; i++)
 		pthread_join(prod[i].thread, NULL);
 	assert_true(tw_drain(wheel) >= 0);
+	fail_if_stuck(stuck, prod);
 
 	/* Every timer as its last post left it. */
 	for (int i = 0; i < nproducers; i++)
@@ -1106,10 +1157,10 @@ static void race_ranged(int repost)
 	for (int i = 0; i < nproducers; i++)
 		replaced += prod[i].refused;
 	fprintf(stderr,
-		"# %s: %llu re-posts replaced a queued one; %llu timers armed at the end fired in their windows, "
-		"%llu checked tick by tick\n",
-		repost ? "latest wins" : "ranged", (unsigned long long)replaced, (unsigned long long)armed,
-		(unsigned long long)stepped);
+		"# %s, %.2f s, %llu requests posted: %llu replaced a queued one; %llu timers armed at the end "
+		"fired in their windows, %llu checked tick by tick\n",
+		repost ? "latest wins" : "ranged", seconds() - t0, (unsigned long long)race_count(prod).posts,
+		(unsigned long long)replaced, (unsigned long long)armed, (unsigned long long)stepped);
 	assert_int_equal(early, 0);
 	assert_int_equal(dup, 0);
 	assert_int_equal(late, 0);
@@ -1142,6 +1193,8 @@ int main(int argc, char **argv)
 		run_seconds = strtod(argv[1], NULL);
 	if (argc > 2)
 		nproducers = atoi(argv[2]);
+	if (argc > 3)
+		race_posts = strtoull(argv[3], NULL, 10);
 	if (nproducers < 1 || nproducers > MAX_PRODUCERS || run_seconds <= 0)
 		return 2;
 	const struct CMUnitTest tests[] = {

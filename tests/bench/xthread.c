@@ -2,7 +2,8 @@
 /*
  * xthread: requests from other threads against a mutex around the wheel.
  *
- *   xthread [-s SECONDS] [-t TIMERS]      (default 2 s, 10^5 timers)
+ *   xthread [-s SECONDS] [-t TIMERS] [-b BUSY]
+ *           (default 2 s, 10^5 timers, one busy loop per CPU)
  *
  * An owner thread runs its loop flat out: read the clock, tw_advance().
  * Producer threads re-arm random timers of their own to now + 0..30 s, as
@@ -10,28 +11,33 @@
  * side by side, with 1 and 2 producers:
  *
  *   requests  each producer posts tw_post_mod() with one struct tw_request
- *             per timer; when that request was still queued (the owner is
- *             behind) the post replaces it, is not counted, and the
- *             producer yields, as a thread waiting on a mutex would; the
- *             owner applies them in its advances; no lock anywhere.
+ *             per timer; the owner applies them in its advances; no lock
+ *             anywhere. A post to a request still queued (the owner is
+ *             behind) replaces it: latest wins, the timer ends armed for
+ *             the last expiry posted, which is what the producer asked.
  *   mutex     one pthread mutex around the wheel; producers lock, tw_mod(),
  *             unlock; the owner locks around each tw_advance().
  *
- * Reported: re-arms per second applied (the sum over producers), the
- * owner's advances per second, and for the requests the latency from
- * tw_post_mod() to the owner having applied it (one producer posting,
- * then polling tw_request_done(), or sleeping in tw_request_wait()), p50
- * and p99.
+ * Each design runs twice: on a quiet machine (as quiet as it is), then
+ * beside BUSY processes spinning, as on a machine shared with other jobs.
+ *
+ * Reported: re-arms per second (the sum over producers: every call that
+ * succeeded, a post that replaced a queued one included, as a program
+ * counts them), the owner's advances per second, and for the requests the
+ * latency from tw_post_mod() to the owner having applied it (one producer
+ * posting, then polling tw_request_done(), or sleeping in
+ * tw_request_wait()), p50 and p99, quiet.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,12 +124,10 @@ static void *produce(void *arg)
 			pthread_mutex_unlock(&g.lock);
 			p->applied++;
 		} else {
-			int r = tw_post_mod(g.w, &g.reqs[i], &it->t, e);
-
-			if (r == 0)
-				p->applied++; /* counted when posted; all are applied by the end */
-			else if (r == 1)
-				sched_yield(); /* replaced a queued one: the owner is behind, let it run */
+			/* 0 or 1 (replaced a queued post): either way the
+			 * timer is, or will be, armed for e. */
+			if (tw_post_mod(g.w, &g.reqs[i], &it->t, e) >= 0)
+				p->applied++;
 		}
 	}
 	return NULL;
@@ -220,46 +224,96 @@ static void latency(uint64_t *p50, uint64_t *p99, int n, bool sleep)
 	free(lat);
 }
 
+/* Processes that spin until killed: the other jobs of a shared machine. */
+static int start_busy(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			return -errno;
+		if (pids[i] == 0)
+			for (volatile unsigned x = 0;; x++)
+				;
+	}
+	return 0;
+}
+
+static void stop_busy(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (pids[i] <= 0)
+			continue;
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+		pids[i] = 0;
+	}
+}
+
+static void print_rates(const char *what, double r[2][2], double adv[2][2])
+{
+	printf("  %-20s %14s %14s %7s\n", what, "requests", "mutex", "ratio");
+	for (int np = 1; np <= 2; np++)
+		printf("  %-20d %10.2f M/s %10.2f M/s %6.1fx\n", np, r[np - 1][0] / 1e6, r[np - 1][1] / 1e6,
+		       r[np - 1][1] > 0 ? r[np - 1][0] / r[np - 1][1] : 0);
+	printf("  %-20s %10.2f M/s %10.2f M/s\n", "owner loop, 2", adv[1][0] / 1e6, adv[1][1] / 1e6);
+}
+
 int main(int argc, char **argv)
 {
-	double seconds = 2, r[2][2], adv[2][2];
+	double seconds = 2, r[2][2][2], adv[2][2][2];
 	uint64_t p50, p99, w50, w99;
-	int opt;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int opt, nbusy = ncpu > 0 ? (int)ncpu : 1;
+	pid_t *busy;
 
 	g.ntimers = 100000;
-	while ((opt = getopt(argc, argv, "s:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:b:")) != -1) {
 		if (opt == 's')
 			seconds = strtod(optarg, NULL);
 		else if (opt == 't')
 			g.ntimers = (uint32_t)strtoul(optarg, NULL, 0);
+		else if (opt == 'b')
+			nbusy = atoi(optarg);
 		else {
-			fprintf(stderr, "usage: xthread [-s SECONDS] [-t TIMERS]\n");
+			fprintf(stderr, "usage: xthread [-s SECONDS] [-t TIMERS] [-b BUSY]\n");
 			return 2;
 		}
 	}
-	if (seconds <= 0 || g.ntimers < 2)
+	if (seconds <= 0 || g.ntimers < 2 || nbusy < 0 || nbusy > 1024)
 		return 2;
 	g.items = calloc(g.ntimers, sizeof(*g.items));
 	g.reqs = calloc(g.ntimers, sizeof(*g.reqs));
+	busy = calloc((size_t)nbusy + 1, sizeof(*busy));
+	if (!g.items || !g.reqs || !busy)
+		return 2;
 	pthread_mutex_init(&g.lock, NULL);
-	for (int np = 1; np <= 2; np++)
-		for (int m = 0; m < 2; m++)
-			r[np - 1][m] = run(m == 1, np, seconds, &adv[np - 1][m]);
+	for (int loaded = 0; loaded < 2; loaded++) {
+		if (loaded && start_busy(busy, nbusy) != 0) {
+			stop_busy(busy, nbusy);
+			fprintf(stderr, "xthread: fork: %s\n", strerror(errno));
+			return 1;
+		}
+		for (int np = 1; np <= 2; np++)
+			for (int m = 0; m < 2; m++)
+				r[loaded][np - 1][m] = run(m == 1, np, seconds, &adv[loaded][np - 1][m]);
+		stop_busy(busy, nbusy);
+	}
 	latency(&p50, &p99, 100000, false);
 	latency(&w50, &w99, 20000, true);
 
 	printf("xthread: re-arms from other threads, %" PRIu32 " timers, %.1f s each, %ld CPUs\n\n", g.ntimers,
-	       seconds, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("  %-12s %22s %22s %8s\n", "producers", "requests (lock-free)", "mutex around wheel", "ratio");
-	for (int np = 1; np <= 2; np++)
-		printf("  %-12d %15.2f M/s %15.2f M/s %7.1fx\n", np, r[np - 1][0] / 1e6, r[np - 1][1] / 1e6,
-		       r[np - 1][1] > 0 ? r[np - 1][0] / r[np - 1][1] : 0);
-	printf("  %-12s %15.2f M/s %15.2f M/s\n", "owner loop, 2", adv[1][0] / 1e6, adv[1][1] / 1e6);
+	       seconds, ncpu);
+	print_rates("producers, quiet", r[0], adv[0]);
+	printf("\n");
+	char what[64];
+	snprintf(what, sizeof(what), "beside %d busy loops", nbusy);
+	print_rates(what, r[1], adv[1]);
 	printf("\n  request to effect (post to done, one producer): p50 %.2f us, p99 %.2f us\n", (double)p50 / 1e3,
 	       (double)p99 / 1e3);
 	printf("  the same, sleeping in tw_request_wait():         p50 %.2f us, p99 %.2f us\n", (double)w50 / 1e3,
 	       (double)w99 / 1e3);
 	free(g.items);
 	free(g.reqs);
+	free(busy);
 	return 0;
 }

@@ -77,5 +77,5 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_owned_budget),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

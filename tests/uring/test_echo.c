@@ -7,6 +7,7 @@
  * then fall silent and must be closed IDLE_MS after their last message.
  */
 #include "helpers.h"
+#include "../runqueue_wait.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -26,7 +27,8 @@
 #define IN_FLIGHT 500 /* connects not yet complete, to stay below the backlog */
 #define CONNECTS_PER_MS 10 /* 10^4 clients arrive over 1 s, not in one burst */
 #define ON_TIME_MS 500u /* allowed lateness on a loaded 2-core CI machine, */
-			 /* plus the longest stall this process measures in its loop */
+			 /* plus the longest stall this process measures in its loop, */
+			 /* plus the time the server waited for a CPU meanwhile */
 #define MS 1000000ull
 
 static const char *server_path;
@@ -177,7 +179,9 @@ static void echo_server_closes_idle_on_time(void **state)
 	int ep, in, started = 0, pending = 0, status;
 	unsigned long accepted = 0, echoed = 0, idle_closed = 0;
 	double server_late_ms = -1;
-	uint64_t deadline, t0, t_prev, max_lag = 0;
+	uint64_t deadline, t0, t_prev, max_lag = 0, max_wait = 0;
+	size_t over = 0;
+	struct tw_test_waits srv_waits = { 0 };
 	pid_t pid;
 	FILE *out;
 
@@ -191,6 +195,7 @@ static void echo_server_closes_idle_on_time(void **state)
 	assert_non_null(cl);
 	assert_non_null(late);
 	port = start_server(&pid, &out, &in);
+	srv_waits.pid = pid;
 	ep = epoll_create1(0);
 	assert_true(ep >= 0);
 
@@ -208,6 +213,7 @@ static void echo_server_closes_idle_on_time(void **state)
 		if (now - t_prev > 2 * MS + max_lag)
 			max_lag = now - t_prev - 2 * MS;
 		t_prev = now;
+		tw_test_waits_sample(&srv_waits, now);
 
 		if (now >= deadline) {
 			int conn = 0, act = 0;
@@ -262,12 +268,24 @@ static void echo_server_closes_idle_on_time(void **state)
 			print_message("client %d (%s) closed %.3f ms after its last activity\n", i,
 				      c->active ? "active" : "silent", (double)(c->t_eof - from) / 1e6);
 		assert_true(c->t_eof >= from + IDLE_MS * MS);
-		if (!c->active)
-			late[nlate++] = c->t_eof - from - IDLE_MS * MS;
+		if (!c->active) {
+			/* The server is another process: a loaded machine can
+			 * keep it from running longer than this one. */
+			uint64_t wait = tw_test_waits_between(&srv_waits, from + IDLE_MS * MS, c->t_eof);
+
+			late[nlate] = c->t_eof - from - IDLE_MS * MS;
+			over += late[nlate] > ON_TIME_MS * MS + max_lag + wait;
+			if (wait > max_wait)
+				max_wait = wait;
+			nlate++;
+		}
 	}
+	tw_test_waits_free(&srv_waits);
 	tw_test_print_lateness("silent clients, close after the idle time", late, nlate);
-	print_message("longest stall of this process: %.1f ms\n", (double)max_lag / 1e6);
-	assert_true(late[nlate - 1] <= ON_TIME_MS * MS + max_lag);
+	print_message("longest stall of this process: %.1f ms; the server waited for a CPU up to %.1f ms "
+		      "between a deadline and its close; %zu closes later than %u ms + that stall + that wait\n",
+		      (double)max_lag / 1e6, (double)max_wait / 1e6, over, ON_TIME_MS);
+	assert_int_equal(over, 0);
 
 	close(in);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
