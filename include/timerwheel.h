@@ -74,7 +74,12 @@
  *   (del_timer_sync()).
  * - Requests to a destroyed wheel fail with -ESHUTDOWN, and requests still
  *   queued when it is destroyed are done with result -ESHUTDOWN (when
- *   destroyed from a callback, once that callback has returned). Posting
+ *   destroyed from a callback, once that callback has returned). A post
+ *   that races the destroy does one or the other: it fails, or it returns
+ *   0 or 1 and its request is done with result -ESHUTDOWN by the time both
+ *   the post and tw_wheel_destroy() (from a callback: the advance that ran
+ *   it) have returned, also while a backend still holds the wheel; a
+ *   thread waiting for it never waits for the backend to let go. Posting
  *   to a wheel whose memory may have been released is a use after free:
  *   stop the posting threads before the last of tw_wheel_destroy(),
  *   tw_uv_close() or tw_uring_detach().
@@ -821,8 +826,10 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
  * Either way tw_request_done() becomes 1, and tw_request_result() and
  * tw_request_wait() report, only for the latest post, once applied.
  *
- * Return: 0 when queued, 1 when it replaced a post of @req still queued;
- * -EINVAL if an argument is NULL, -ESHUTDOWN if @w was destroyed (-TW_ESHUTDOWN
+ * Return: 0 when queued, 1 when it replaced a post of @req still queued
+ * (racing tw_wheel_destroy(), either may come with @req done with result
+ * -ESHUTDOWN: see "Threads" above); -EINVAL if an argument is NULL,
+ * -ESHUTDOWN if @w was destroyed (-TW_ESHUTDOWN
  * where <errno.h> has no ESHUTDOWN, as on Windows), -EBUSY
  * if another thread is posting @req at the same instant (one of two racing
  * posts of one request fails; a single poster never sees it).
