@@ -131,7 +131,9 @@ static void dispatch(struct tw_uring_loop *l)
 	}
 }
 
-/* TW_URING_WAIT_ARG: submit, then sleep until a completion or the next expiry. */
+/* TW_URING_WAIT_ARG: submit, then sleep until a completion or the next
+ * expiry. Timers still due (a budget left them) wait for the next turn,
+ * which runs the wheel after the completions that came in meanwhile. */
 static int wait_arg(struct tw_uring_loop *l)
 {
 	struct io_uring_cqe *cqe;
@@ -142,10 +144,8 @@ static int wait_arg(struct tw_uring_loop *l)
 	if (next == UINT64_MAX)
 		return io_uring_submit_and_wait(&l->ring, 1);
 	now = tw_uring_now();
-	if (next <= now) {
-		tw__uring_run_wheel(l->u);
+	if (next <= now)
 		return io_uring_submit(&l->ring);
-	}
 	/* Relative: the kernel adds it to its own later reading of the clock,
 	 * so the wake-up can only come after @next, never before. */
 	ts.tv_sec = (long long)((next - now) / 1000000000u);

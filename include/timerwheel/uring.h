@@ -335,9 +335,16 @@ TW_API struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l);
  * tw_uring_run - run an owned loop
  * @l: the loop
  *
- * Submits, waits for completions or the wheel's next expiry, dispatches the
- * completions to the callback and runs the wheel, until tw_uring_stop() or
- * until no timer is armed and no request from tw_uring_get_sqe() is in flight.
+ * Turn by turn: submits, waits for completions or the wheel's next expiry
+ * (&tw_uring_stats.waits counts the turns), hands the completions that
+ * are there to the backend and the callback, and runs the wheel at most
+ * once (with TW_URING_WAIT_ARG after the completions, with
+ * TW_URING_WAIT_SQE as its timeout's completion comes up among them).
+ * So a turn fires at most the wake budget (tw_set_wake_budget()), and
+ * timers it left due wait for the next turn, which submits the program's
+ * SQEs and hands over the completions that came in meanwhile. Until
+ * tw_uring_stop(), or until no
+ * timer is armed and no request from tw_uring_get_sqe() is in flight.
  *
  * Return: 0, -EINVAL if @l is NULL, -EBUSY if already running, or a negative errno from io_uring_enter() other than -EINTR,
  * -ETIME and -EAGAIN (the loop stops then; call it again to go on).
