@@ -106,7 +106,11 @@ struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l)
 	if (!l)
 		return NULL;
 	sqe = io_uring_get_sqe(&l->ring);
-	if (!sqe) {
+	/* A full SQ: make room by submitting, unless that would end the
+	 * program's open chain early (the kernel links only within one
+	 * submit). Then NULL, what io_uring_get_sqe() says of a full SQ, and
+	 * the program decides how its chain ends. */
+	if (!sqe && !tw__uring_chain_open(l->u)) {
 		io_uring_submit(&l->ring);
 		sqe = io_uring_get_sqe(&l->ring);
 	}
