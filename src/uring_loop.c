@@ -119,12 +119,19 @@ struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l)
 	return sqe;
 }
 
-/* Every completion goes to the backend first; the program gets the rest. */
+/* Every completion goes to the backend first; the program gets the rest.
+ * Only those there when the dispatch begins: one that a submit from inside
+ * it brings (tw_uring_get_sqe() on a full SQ, or the backend's) waits for
+ * the next turn. Otherwise a program whose requests complete as they are
+ * submitted could keep one turn going for ever, and the wheel, which runs
+ * once a turn, would not run; nor would a turn's budget hold, with the
+ * wheel's timeout submitted and completed inside it. */
 static void dispatch(struct tw_uring_loop *l)
 {
 	struct io_uring_cqe *cqe;
+	unsigned n = io_uring_cq_ready(&l->ring);
 
-	while (io_uring_peek_cqe(&l->ring, &cqe) == 0) {
+	while (n-- && io_uring_peek_cqe(&l->ring, &cqe) == 0) {
 		if (tw_uring_handle_cqe(l->u, cqe) == 0) {
 			if (!(cqe->flags & IORING_CQE_F_MORE) && l->user_inflight)
 				l->user_inflight--;

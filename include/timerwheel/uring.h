@@ -359,8 +359,10 @@ TW_API struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l);
  * TW_URING_WAIT_SQE as its timeout's completion comes up among them).
  * So a turn fires at most the wake budget (tw_set_wake_budget()), and
  * timers it left due wait for the next turn, which submits the program's
- * SQEs and hands over the completions that came in meanwhile. Until
- * tw_uring_stop(), or until no
+ * SQEs and hands over the completions that came in meanwhile. A turn
+ * hands over the completions that are in the CQ as it begins to; one that
+ * a submit inside it brings (tw_uring_get_sqe() on a full SQ) waits for the
+ * next turn. Until tw_uring_stop(), or until no
  * timer is armed and no request from tw_uring_get_sqe() is in flight.
  *
  * Return: 0, -EINVAL if @l is NULL, -EBUSY if already running, or a negative errno from io_uring_enter() other than -EINTR,

@@ -80,7 +80,10 @@ static void test_owned_budget(void **state)
  * 200 timers are due at once with a budget of 10. Each turn of the loop
  * (one wait, &tw_uring_stats.waits) fires at most 10; with
  * TW_URING_WAIT_ARG, where the loop runs the wheel after dispatching, at
- * most 10 fire between two of the program's completions too.
+ * most 10 fire between two of the program's completions too. And again
+ * with the program filling the SQ from its callback, so that
+ * tw_uring_get_sqe() submits inside the turn: what that brings waits for
+ * the next turn.
  */
 #define TURN_TIMERS 200
 #define TURN_BUDGET 10
@@ -117,23 +120,56 @@ static void queue_nop(struct tw_uring_loop *l)
 	io_uring_sqe_set_data64(sqe, 1);
 }
 
-static void on_nop(struct tw_uring_loop *l, struct io_uring_cqe *cqe, void *arg)
+static bool fill_sq;
+static uint64_t nop_waits; /* the turn (waits) of the last NOP of ours */
+
+/* With fill_sq, the program also queues NOPs until the SQ is full, and
+ * one more, for which tw_uring_get_sqe() submits inside the turn. */
+static void fill(struct tw_uring_loop *l)
 {
-	(void)arg;
-	assert_int_equal(cqe->user_data, 1);
-	nops++;
-	since_cqe = 0;
-	if (tw_count(turn_wheel))
-		queue_nop(l);
+	unsigned n = io_uring_sq_space_left(tw_uring_loop_ring(l)) + 1;
+
+	while (n--) {
+		struct io_uring_sqe *sqe = tw_uring_get_sqe(l);
+
+		assert_non_null(sqe);
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, 2);
+	}
 }
 
-static void one_budget_per_turn(unsigned wait)
+static void on_nop(struct tw_uring_loop *l, struct io_uring_cqe *cqe, void *arg)
+{
+	struct tw_uring_stats st;
+
+	(void)arg;
+	if (cqe->user_data == 2)
+		return;
+	assert_int_equal(cqe->user_data, 1);
+	/* One NOP of ours per turn: the one queued in the turn before. The
+	 * next one, submitted by fill() inside this turn, must wait for the
+	 * next turn, or this turn could go on for ever and no timer fire. */
+	assert_int_equal(tw_uring_loop_get_stats(l, &st), 0);
+	assert_true(st.waits != nop_waits);
+	nop_waits = st.waits;
+	nops++;
+	since_cqe = 0;
+	if (tw_count(turn_wheel)) {
+		queue_nop(l);
+		if (fill_sq)
+			fill(l);
+	}
+}
+
+static void one_budget_per_turn(unsigned wait, bool fill)
 {
 	struct tw_uring_loop_options opt = { .entries = 64, .wait = wait, .cqe_fn = on_nop };
 	uint64_t now = tw_uring_now();
 
 	turn_fired = since_cqe = most_since_cqe = in_turn = most_in_turn = nops = 0;
 	turn_waits = UINT64_MAX;
+	fill_sq = fill;
+	nop_waits = UINT64_MAX;
 	assert_int_equal(tw_wheel_create(&turn_wheel, NULL, now), 0);
 	assert_int_equal(tw_set_wake_budget(turn_wheel, TURN_BUDGET), 0);
 	for (int i = 0; i < TURN_TIMERS; i++) {
@@ -143,9 +179,10 @@ static void one_budget_per_turn(unsigned wait)
 	tw_test_loop_init(&turn_loop, turn_wheel, &opt);
 	queue_nop(turn_loop);
 	assert_int_equal(tw_uring_run(turn_loop), 0);
-	print_message("%s: %zu timers, budget %d: at most %zu in one turn, %zu between two of the "
+	print_message("%s%s: %zu timers, budget %d: at most %zu in one turn, %zu between two of the "
 		      "program's %zu completions\n",
-		      wait == TW_URING_WAIT_ARG ? "TW_URING_WAIT_ARG" : "TW_URING_WAIT_SQE", turn_fired,
+		      wait == TW_URING_WAIT_ARG ? "TW_URING_WAIT_ARG" : "TW_URING_WAIT_SQE",
+		      fill ? ", SQ filled" : "", turn_fired,
 		      TURN_BUDGET, most_in_turn, most_since_cqe, nops);
 	assert_int_equal(turn_fired, TURN_TIMERS);
 	assert_true(most_in_turn <= TURN_BUDGET);
@@ -158,13 +195,15 @@ static void one_budget_per_turn(unsigned wait)
 static void test_one_budget_per_turn_wait_arg(void **state)
 {
 	(void)state;
-	one_budget_per_turn(TW_URING_WAIT_ARG);
+	one_budget_per_turn(TW_URING_WAIT_ARG, false);
+	one_budget_per_turn(TW_URING_WAIT_ARG, true);
 }
 
 static void test_one_budget_per_turn_wait_sqe(void **state)
 {
 	(void)state;
-	one_budget_per_turn(TW_URING_WAIT_SQE);
+	one_budget_per_turn(TW_URING_WAIT_SQE, false);
+	one_budget_per_turn(TW_URING_WAIT_SQE, true);
 }
 
 int main(void)
