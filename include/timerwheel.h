@@ -76,13 +76,14 @@
  *   queued when it is destroyed are done with result -ESHUTDOWN (when
  *   destroyed from a callback, once that callback has returned). A post
  *   that races the destroy does one or the other: it fails, or it returns
- *   0 or 1 and its request is done with result -ESHUTDOWN by the time both
- *   the post and tw_wheel_destroy() (from a callback: the advance that ran
- *   it) have returned, also while a backend still holds the wheel; a
- *   thread waiting for it never waits for the backend to let go. Posting
- *   to a wheel whose memory may have been released is a use after free:
- *   stop the posting threads before the last of tw_wheel_destroy(),
- *   tw_uv_close() or tw_uring_detach().
+ *   0 or 1 and its request is done once the post (and any other post of
+ *   the same request) and tw_wheel_destroy() (from a callback: the advance
+ *   that ran it) have returned, with result -ESHUTDOWN unless the owner
+ *   applied it before; this holds also while a backend still holds the
+ *   wheel, so a thread waiting for it never waits for the backend to let
+ *   go. Posting to a wheel whose memory may have been released is a use
+ *   after free: stop the posting threads before the last of
+ *   tw_wheel_destroy(), tw_uv_close() or tw_uring_detach().
  * - A poster that waits for a request (tw_request_wait_timeout()) waits at
  *   most its timeout: an owner whose loop has stopped without destroying
  *   the wheel never applies the request, and tw_request_wait() without a
