@@ -76,10 +76,16 @@
  *   (del_timer_sync()).
  * - Requests to a destroyed wheel fail with -ESHUTDOWN, and requests still
  *   queued when it is destroyed are done with result -ESHUTDOWN (when
- *   destroyed from a callback, once that callback has returned). Posting
- *   to a wheel whose memory may have been released is a use after free:
- *   stop the posting threads before the last of tw_wheel_destroy(),
- *   tw_uv_close() or tw_uring_detach().
+ *   destroyed from a callback, once that callback has returned). A post
+ *   that races the destroy does one or the other: it fails, or it returns
+ *   0 or 1 and its request is done once the post (and any other post of
+ *   the same request) and tw_wheel_destroy() (from a callback: the advance
+ *   that ran it) have returned, with result -ESHUTDOWN unless the owner
+ *   applied it before; this holds also while a backend still holds the
+ *   wheel, so a thread waiting for it never waits for the backend to let
+ *   go. Posting to a wheel whose memory may have been released is a use
+ *   after free: stop the posting threads before the last of
+ *   tw_wheel_destroy(), tw_uv_close() or tw_uring_detach().
  * - A poster that waits for a request (tw_request_wait_timeout()) waits at
  *   most its timeout: an owner whose loop has stopped without destroying
  *   the wheel never applies the request, and tw_request_wait() without a
@@ -837,8 +843,10 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
  * Either way tw_request_done() becomes 1, and tw_request_result() and
  * tw_request_wait() report, only for the latest post, once applied.
  *
- * Return: 0 when queued, 1 when it replaced a post of @req still queued;
- * -EINVAL if an argument is NULL, -ESHUTDOWN if @w was destroyed (-TW_ESHUTDOWN
+ * Return: 0 when queued, 1 when it replaced a post of @req still queued
+ * (racing tw_wheel_destroy(), either may come with @req done with result
+ * -ESHUTDOWN: see "Threads" above); -EINVAL if an argument is NULL,
+ * -ESHUTDOWN if @w was destroyed (-TW_ESHUTDOWN
  * where <errno.h> has no ESHUTDOWN, as on Windows), -EBUSY
  * if another thread is posting @req at the same instant (one of two racing
  * posts of one request fails; a single poster never sees it).

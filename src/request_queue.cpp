@@ -43,12 +43,26 @@ inline bool request_queue::publish(tw_request *r, request_op op)
 	return push;
 }
 
-inline void request_queue::push(tw_request *r)
+// False if the queue is closed: the request is then the poster's to
+// complete (CLOSING, whose acquire this is).
+inline bool request_queue::push(tw_request *r)
 {
-	tw_request *head = __atomic_load_n(&head_, __ATOMIC_RELAXED);
-	do
+	tw_request *head = __atomic_load_n(&head_, __ATOMIC_ACQUIRE);
+	do {
+		if (head == closed())
+			return false;
 		r->tw__next = head;
-	while (!__atomic_compare_exchange_n(&head_, &head, r, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(&head_, &head, r, true, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE));
+	return true;
+}
+
+// A request pushed too late, completed as the close would have.
+inline void request_queue::shut(tw_request *r)
+{
+	request_payload p;
+	uint32_t gen;
+	if (take(r, &p, &gen))
+		complete(r, gen, -TW_ESHUTDOWN);
 }
 
 int request_queue::post(tw_wheel *w, tw_request *r, const request_payload &p)
@@ -61,8 +75,10 @@ int request_queue::post(tw_wheel *w, tw_request *r, const request_payload &p)
 	__atomic_store_n(&r->tw__timer, p.timer, __ATOMIC_RELEASE); // (1)
 	__atomic_store_n(&r->tw__expires, p.expires, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->tw__slack, p.slack, __ATOMIC_RELEASE);
-	if (publish(r, p.op))
-		push(r);
+	if (publish(r, p.op) && !push(r)) {
+		shut(r);
+		return replaced ? 1 : 0;
+	}
 	// A cancel never makes the owner look earlier.
 	if (p.op != request_op::del && p.expires < __atomic_load_n(&horizon_, __ATOMIC_SEQ_CST))
 		wake(w);
@@ -75,12 +91,15 @@ bool request_queue::publish_horizon(uint64_t when)
 	return pending();
 }
 
-// The whole stack, reversed into posting order. Acquire: the payloads and
-// links written before each push (2); release: a poster whose push comes
-// after this sees all the owner did before it.
-inline tw_request *request_queue::take_all(tw_request **head)
+// The whole stack, reversed into posting order; the head is left `rest`
+// (nullptr, or closed()). Acquire: the payloads and links written before
+// each push (2); release: a poster whose push comes after this, or who
+// finds the queue closed, sees all the owner did before it.
+inline tw_request *request_queue::take_all(tw_request *rest)
 {
-	tw_request *stack = __atomic_exchange_n(head, nullptr, __ATOMIC_ACQ_REL);
+	tw_request *stack = __atomic_exchange_n(&head_, rest, __ATOMIC_ACQ_REL);
+	if (!request_queue::stack(stack))
+		return nullptr;
 	tw_request *fifo = nullptr;
 	while (stack) {
 		tw_request *next = stack->tw__next;
@@ -130,10 +149,11 @@ inline void request_queue::complete(tw_request *r, uint32_t gen, int result)
 		park_wake(&r->tw__state);
 }
 
-int request_queue::drain(tw_wheel *w, int (*apply)(tw_wheel *w, const request_payload &p))
+inline int request_queue::apply_all(tw_request *fifo, tw_wheel *w,
+				    int (*apply)(tw_wheel *w, const request_payload &p))
 {
 	int applied = 0;
-	for (tw_request *r = take_all(&head_); r;) {
+	for (tw_request *r = fifo; r;) {
 		tw_request *next = r->tw__next; // before take(): then a poster may push r again (2)
 		request_payload p;
 		uint32_t gen;
@@ -144,6 +164,16 @@ int request_queue::drain(tw_wheel *w, int (*apply)(tw_wheel *w, const request_pa
 		r = next;
 	}
 	return applied;
+}
+
+int request_queue::drain(tw_wheel *w, int (*apply)(tw_wheel *w, const request_payload &p))
+{
+	return apply_all(take_all(nullptr), w, apply);
+}
+
+int request_queue::close()
+{
+	return apply_all(take_all(closed()), nullptr, [](tw_wheel *, const request_payload &) { return -TW_ESHUTDOWN; });
 }
 
 } // namespace tw

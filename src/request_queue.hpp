@@ -73,6 +73,24 @@
 //   is pushed by its poster when it finishes: the first case again.
 // - Requests posted before the owner installed its wake hook wake nobody:
 //   they are applied at the owner's next advance (tw_set_wake()).
+//
+// CLOSING. A destroyed wheel completes every request with -ESHUTDOWN, and
+// one that got past refuse()'s test before the destroy must not wait for
+// an owner who will never look again (a backend may hold the wheel long
+// after). So the owner closes the queue: it exchanges the head with
+// `closed` and completes what it took; and a push is a CAS that expects a
+// stack, never `closed`. Both are writes of the one head word, so in its
+// modification order each push comes either before the close (the close
+// took the request and completes it) or after (the CAS reads `closed` and
+// fails). With the closed state in a flag beside the head there would be a
+// third case: the poster tests the flag, the close takes the stack, then
+// the push lands on a queue nobody drains. A poster whose push fails holds
+// the only way to the request (it is on no stack) and completes it as the
+// owner would, take() then complete(): a rewriter in the middle is handed
+// the push back and finds the queue closed in turn. Its acquire of
+// `closed` synchronises with the close's release, so that all the owner
+// did to the request before, such as a complete() of an older post that
+// found the generation moved, comes before the poster's completion.
 #ifndef TW_REQUEST_QUEUE_HPP
 #define TW_REQUEST_QUEUE_HPP
 
@@ -127,7 +145,9 @@ class request_queue {
 public:
 	void init() { horizon_ = UINT64_MAX; }
 
-	// Any thread. 0 if queued, 1 if it replaced a post still queued;
+	// Any thread. 0 if queued, 1 if it replaced a post still queued (after
+	// close(), the request is then done with -ESHUTDOWN by the time this
+	// returns, or by the thread that posts it at the same instant);
 	// -ESHUTDOWN once refuse() was called, -EBUSY while another thread
 	// posts the same request.
 	int post(tw_wheel *w, tw_request *r, const request_payload &p);
@@ -142,10 +162,17 @@ public:
 	// which the owner must then apply before it sleeps.
 	bool publish_horizon(uint64_t when);
 
-	// Requests are queued (seq_cst: see publish_horizon()).
-	bool pending() const { return __atomic_load_n(&head_, __ATOMIC_SEQ_CST) != nullptr; }
+	// The owner, once refused and outside callbacks: complete every queued
+	// request with -ESHUTDOWN, and every one pushed later too (CLOSING).
+	// Returns the number completed.
+	int close();
 
-	// From now on posts fail with -ESHUTDOWN.
+	// Requests are queued (seq_cst: see publish_horizon()). A closed
+	// queue holds none.
+	bool pending() const { return stack(__atomic_load_n(&head_, __ATOMIC_SEQ_CST)); }
+
+	// From now on posts fail with -ESHUTDOWN; close() completes those
+	// that got past the test.
 	void refuse() { __atomic_store_n(&refusing_, 1u, __ATOMIC_RELEASE); }
 
 	// The owner, before others post.
@@ -163,14 +190,21 @@ public:
 	}
 
 private:
+	// The head of a closed queue: no request's address (they are
+	// aligned), so a CAS that expects a stack never matches it.
+	static tw_request *closed() { return reinterpret_cast<tw_request *>(uintptr_t{ 1 }); }
+	static bool stack(const tw_request *head) { return reinterpret_cast<uintptr_t>(head) > 1; }
+
 	static uint32_t claim(tw_request *r, bool *queued);
 	static bool publish(tw_request *r, request_op op);
-	void push(tw_request *r);
-	static tw_request *take_all(tw_request **head);
+	bool push(tw_request *r);
+	static void shut(tw_request *r);
+	tw_request *take_all(tw_request *rest);
+	static int apply_all(tw_request *fifo, tw_wheel *w, int (*apply)(tw_wheel *w, const request_payload &p));
 	static bool take(tw_request *r, request_payload *p, uint32_t *gen);
 	static void complete(tw_request *r, uint32_t gen, int result);
 
-	tw_request *head_;  // posted, not taken: newest first
+	tw_request *head_;  // posted, not taken: newest first; closed() once closed
 	uint64_t horizon_;  // posters wake the owner for expiries before this
 	uint32_t refusing_; // the wheel was destroyed
 	tw_wake_fn wake_;

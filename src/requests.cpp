@@ -13,12 +13,11 @@
 #include "wheel.hpp"
 
 // The owner, outside callbacks. A destroyed wheel completes what is
-// queued with -ESHUTDOWN, so that nobody waits for it forever.
+// queued with -ESHUTDOWN, and what is pushed after, so that nobody waits
+// for it forever (the wheel may outlive the destroy in a backend's hands).
 int tw_wheel::drain()
 {
-	return requests.drain(this, [](tw_wheel *w, const tw::request_payload &p) {
-		return w->destroyed() ? -TW_ESHUTDOWN : tw::apply_request(w, p);
-	});
+	return destroyed() ? requests.close() : requests.drain(this, tw::apply_request);
 }
 
 // The owner tells posters when it will next look at the requests, and

@@ -131,6 +131,11 @@ static bool chain_open(const struct tw_uring *u)
 	return (sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)) != 0;
 }
 
+bool tw__uring_chain_open(const struct tw_uring *u)
+{
+	return chain_open(u);
+}
+
 /* --- The kernel's ways, one function each ------------------------------- */
 
 /* Kernel 6.0: cancel our submitted timeout from the register path; its

@@ -7,6 +7,8 @@
 #ifndef TIMERWHEEL_URING_INT_H
 #define TIMERWHEEL_URING_INT_H
 
+#include <stdbool.h>
+
 #include "timerwheel/uring.h"
 
 /* The program bounds its own wait by tw_next_expiry() (the loop's
@@ -19,6 +21,9 @@ int tw__uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_uring 
 
 /* Runs the wheel at the clock's now, as the timeout's completion does. */
 void tw__uring_run_wheel(struct tw_uring *u);
+
+/* Does the last SQE not yet consumed by the kernel leave a link chain open? */
+bool tw__uring_chain_open(const struct tw_uring *u);
 
 /* Counts an unexpected failure in the backend's stats. */
 void tw__uring_error(struct tw_uring *u, int err);

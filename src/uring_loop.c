@@ -106,7 +106,11 @@ struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l)
 	if (!l)
 		return NULL;
 	sqe = io_uring_get_sqe(&l->ring);
-	if (!sqe) {
+	/* A full SQ: make room by submitting, unless that would end the
+	 * program's open chain early (the kernel links only within one
+	 * submit). Then NULL, what io_uring_get_sqe() says of a full SQ, and
+	 * the program decides how its chain ends. */
+	if (!sqe && !tw__uring_chain_open(l->u)) {
 		io_uring_submit(&l->ring);
 		sqe = io_uring_get_sqe(&l->ring);
 	}
@@ -115,12 +119,19 @@ struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l)
 	return sqe;
 }
 
-/* Every completion goes to the backend first; the program gets the rest. */
+/* Every completion goes to the backend first; the program gets the rest.
+ * Only those there when the dispatch begins: one that a submit from inside
+ * it brings (tw_uring_get_sqe() on a full SQ, or the backend's) waits for
+ * the next turn. Otherwise a program whose requests complete as they are
+ * submitted could keep one turn going for ever, and the wheel, which runs
+ * once a turn, would not run; nor would a turn's budget hold, with the
+ * wheel's timeout submitted and completed inside it. */
 static void dispatch(struct tw_uring_loop *l)
 {
 	struct io_uring_cqe *cqe;
+	unsigned n = io_uring_cq_ready(&l->ring);
 
-	while (io_uring_peek_cqe(&l->ring, &cqe) == 0) {
+	while (n-- && io_uring_peek_cqe(&l->ring, &cqe) == 0) {
 		if (tw_uring_handle_cqe(l->u, cqe) == 0) {
 			if (!(cqe->flags & IORING_CQE_F_MORE) && l->user_inflight)
 				l->user_inflight--;
@@ -131,7 +142,9 @@ static void dispatch(struct tw_uring_loop *l)
 	}
 }
 
-/* TW_URING_WAIT_ARG: submit, then sleep until a completion or the next expiry. */
+/* TW_URING_WAIT_ARG: submit, then sleep until a completion or the next
+ * expiry. Timers still due (a budget left them) wait for the next turn,
+ * which runs the wheel after the completions that came in meanwhile. */
 static int wait_arg(struct tw_uring_loop *l)
 {
 	struct io_uring_cqe *cqe;
@@ -142,10 +155,8 @@ static int wait_arg(struct tw_uring_loop *l)
 	if (next == UINT64_MAX)
 		return io_uring_submit_and_wait(&l->ring, 1);
 	now = tw_uring_now();
-	if (next <= now) {
-		tw__uring_run_wheel(l->u);
+	if (next <= now)
 		return io_uring_submit(&l->ring);
-	}
 	/* Relative: the kernel adds it to its own later reading of the clock,
 	 * so the wake-up can only come after @next, never before. */
 	ts.tv_sec = (long long)((next - now) / 1000000000u);

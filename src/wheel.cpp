@@ -172,9 +172,10 @@ void tw_wheel::destroy()
 	}
 }
 
+// The queue was closed when the wheel was destroyed: a post that raced
+// the destroy completed its request itself (request_queue.hpp).
 void tw_wheel::release()
 {
-	drain(); // a post that raced the destroy
 	tw::ids::give_back(id);
 	free(this);
 }

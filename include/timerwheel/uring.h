@@ -91,7 +91,10 @@
  * the next completion the program hands over or the next tw_add()/tw_mod()
  * that moves the earliest expiry; on kernels older than 6.0, also a timer
  * that moves the earliest expiry earlier. The backend never breaks a chain:
- * it never submits while one is open (also not when the SQ is full).
+ * it never submits while one is open (also not when the SQ is full). Nor
+ * does an owned loop's tw_uring_get_sqe(), which returns NULL instead; but
+ * tw_uring_run() submits in each turn, so a chain the program queues there
+ * must be complete when the callback that queued it returns.
  *
  * Destroying the wheel. tw_wheel_destroy() on a wheel a backend drives
  * (also from one of its callbacks, inside tw_uring_handle_cqe() or
@@ -314,7 +317,8 @@ TW_API struct io_uring *tw_uring_ring(struct tw_uring *u);
  *
  * For registering files and buffers, or enabling a ring created with
  * IORING_SETUP_R_DISABLED. Queue requests with tw_uring_get_sqe(), and do
- * not reap completions from it: tw_uring_run() does.
+ * not reap completions from it: tw_uring_run() does. Submitting on it
+ * (io_uring_submit()) is allowed, as after tw_uring_get_sqe() returned NULL.
  */
 TW_API struct io_uring *tw_uring_loop_ring(struct tw_uring_loop *l);
 
@@ -322,12 +326,25 @@ TW_API struct io_uring *tw_uring_loop_ring(struct tw_uring_loop *l);
  * tw_uring_get_sqe - an SQE for the program's own request, in an owned loop
  * @l: the loop
  *
- * Submits first if the SQ is full. Each SQE taken here counts as a request
+ * When the SQ is full, submits first to make room, unless the program's
+ * last SQE left a link chain open (IOSQE_IO_LINK or IOSQE_IO_HARDLINK):
+ * the kernel links only within one submit, so submitting would end the
+ * chain there. Then it returns NULL, as io_uring_get_sqe() does on a full
+ * SQ, and submits nothing: the program ends its chain with the SQEs it has
+ * (clearing the flag on the last), or submits it as it stands
+ * (io_uring_submit() on tw_uring_loop_ring(), which ends it there), and
+ * asks again. A chain stays whole if it fits in the SQ's free space
+ * (io_uring_sq_space_left()) and is complete before the loop submits next,
+ * that is when the callback that queued it returns (or when
+ * tw_uring_run() starts).
+ *
+ * Each SQE taken here counts as a request
  * in flight until a completion for it arrives without IORING_CQE_F_MORE:
  * tw_uring_run() keeps running while any is. Requests whose success posts
  * no completion (IOSQE_CQE_SKIP_SUCCESS) must not come from here.
  *
- * Return: the SQE, or NULL if @l is NULL or the SQ stays full.
+ * Return: the SQE, or NULL if @l is NULL, if the SQ is full while the
+ * program's chain is open, or if it stays full after submitting.
  */
 TW_API struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l);
 
@@ -335,9 +352,18 @@ TW_API struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l);
  * tw_uring_run - run an owned loop
  * @l: the loop
  *
- * Submits, waits for completions or the wheel's next expiry, dispatches the
- * completions to the callback and runs the wheel, until tw_uring_stop() or
- * until no timer is armed and no request from tw_uring_get_sqe() is in flight.
+ * Turn by turn: submits, waits for completions or the wheel's next expiry
+ * (&tw_uring_stats.waits counts the turns), hands the completions that
+ * are there to the backend and the callback, and runs the wheel at most
+ * once (with TW_URING_WAIT_ARG after the completions, with
+ * TW_URING_WAIT_SQE as its timeout's completion comes up among them).
+ * So a turn fires at most the wake budget (tw_set_wake_budget()), and
+ * timers it left due wait for the next turn, which submits the program's
+ * SQEs and hands over the completions that came in meanwhile. A turn
+ * hands over the completions that are in the CQ as it begins to; one that
+ * a submit inside it brings (tw_uring_get_sqe() on a full SQ) waits for the
+ * next turn. Until tw_uring_stop(), or until no
+ * timer is armed and no request from tw_uring_get_sqe() is in flight.
  *
  * Return: 0, -EINVAL if @l is NULL, -EBUSY if already running, or a negative errno from io_uring_enter() other than -EINTR,
  * -ETIME and -EAGAIN (the loop stops then; call it again to go on).

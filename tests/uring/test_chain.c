@@ -3,6 +3,7 @@
  * The program's link chains and the backend's SQEs, on a real ring: an SQE
  * of the backend never joins a chain the program left open in the SQ, the
  * chain stays whole, and the timer armed meanwhile still fires on time.
+ * Nor does tw_uring_get_sqe() cut a chain on an owned loop's full SQ.
  */
 #include "helpers.h"
 
@@ -236,9 +237,100 @@ static void detach_inside_chain(void **state)
 	close(s.fds[1]);
 }
 
+/*
+ * An owned loop's tw_uring_get_sqe() on a full SQ. With the program's chain
+ * open it returns NULL and submits nothing, so the chain stays whole: its
+ * first request fails, and every other one, even the last that filled the
+ * SQ, is cancelled with it (with IOSQE_IO_LINK; a hard link runs them).
+ * Without an open chain it submits to make room.
+ */
+#define FULL_ENTRIES 8
+#define UD_FIRST 100
+
+static int full_res[FULL_ENTRIES + 1];
+static unsigned full_seen;
+
+static void on_full_cqe(struct tw_uring_loop *l, struct io_uring_cqe *cqe, void *arg)
+{
+	(void)l;
+	(void)arg;
+	assert_true(cqe->user_data >= UD_FIRST && cqe->user_data <= UD_FIRST + FULL_ENTRIES);
+	full_res[cqe->user_data - UD_FIRST] = cqe->res;
+	full_seen++;
+}
+
+static void owned_full_sq(unsigned link)
+{
+	struct tw_uring_loop_options opt = { .entries = FULL_ENTRIES, .cqe_fn = on_full_cqe };
+	struct tw_uring_loop *l;
+	struct io_uring *ring;
+	struct io_uring_sqe *sqe = NULL;
+	static char buf[1];
+	unsigned n;
+
+	memset(&s, 0, sizeof(s));
+	full_seen = 0;
+	assert_int_equal(tw_wheel_create(&s.w, NULL, tw_uring_now()), 0);
+	tw_test_loop_init(&l, s.w, &opt);
+	ring = tw_uring_loop_ring(l);
+	io_uring_submit(ring); /* what the backend queued at attach: the SQ is the chain's alone */
+	n = io_uring_sq_space_left(ring);
+	assert_true(n >= 2 && n <= FULL_ENTRIES);
+	for (unsigned i = 0; i < n; i++) {
+		sqe = tw_uring_get_sqe(l);
+		assert_non_null(sqe);
+		if (i == 0)
+			io_uring_prep_read(sqe, -1, buf, sizeof(buf), 0); /* fails: -EBADF */
+		else
+			io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, UD_FIRST + i);
+		io_uring_sqe_set_flags(sqe, link);
+	}
+	if (link) {
+		assert_null(tw_uring_get_sqe(l));
+		assert_int_equal(io_uring_sq_ready(ring), n); /* nothing submitted */
+		sqe->flags &= (__u8)~link; /* the program ends its chain with the SQE it has */
+	} else {
+		sqe = tw_uring_get_sqe(l);
+		assert_non_null(sqe);
+		assert_int_equal(io_uring_sq_ready(ring), 1); /* the n went to the kernel */
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, UD_FIRST + n);
+		n++;
+	}
+	assert_int_equal(tw_uring_run(l), 0);
+	assert_int_equal(full_seen, n);
+	assert_int_equal(full_res[0], -EBADF);
+	for (unsigned i = 1; i < n; i++) /* a hard link runs on after a failure */
+		assert_int_equal(full_res[i], link == IOSQE_IO_LINK ? -ECANCELED : 0);
+	assert_int_equal(tw_uring_loop_close(l), 0);
+	tw_wheel_destroy(s.w);
+}
+
+static void owned_full_sq_chain_link(void **state)
+{
+	(void)state;
+	owned_full_sq(IOSQE_IO_LINK);
+}
+
+static void owned_full_sq_chain_hardlink(void **state)
+{
+	(void)state;
+	owned_full_sq(IOSQE_IO_HARDLINK);
+}
+
+static void owned_full_sq_no_chain(void **state)
+{
+	(void)state;
+	owned_full_sq(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(owned_full_sq_chain_link),
+		cmocka_unit_test(owned_full_sq_chain_hardlink),
+		cmocka_unit_test(owned_full_sq_no_chain),
 		cmocka_unit_test(earlier_timer_link),
 		cmocka_unit_test(earlier_timer_hardlink),
 		cmocka_unit_test(earlier_timer_sqe128),
