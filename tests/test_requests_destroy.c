@@ -10,12 +10,13 @@
  * One poster thread and the owner meet at a round number; then the owner
  * destroys the wheel at once, and the poster posts after a delay that
  * closes in on the moment the destroy refuses posts, where the race is.
- * A round is judged only by results, never by time, and the test runs a
- * count of rounds. On the old queue it failed within about a thousand
- * rounds, also with both cores busy; a machine so loaded that the two
- * threads rarely run at once makes it weaker, not longer than its count.
+ * A round is judged only by results, never by time. The test runs a count
+ * of rounds or for a few seconds, whichever ends first: on the old queue it
+ * failed within about a thousand rounds, also with both cores busy, and a
+ * machine so loaded that the two threads rarely run at once makes it run
+ * fewer rounds, not longer.
  *
- * Usage: test_requests_destroy [rounds]  (default 5000)
+ * Usage: test_requests_destroy [rounds [seconds]]  (default 5000 2)
  */
 #include <limits.h>
 #include <pthread.h>
@@ -33,6 +34,7 @@ static unsigned round_done;     /* atomic: the round the poster has posted in */
 static unsigned post_delay;     /* atomic: how long the poster waits in a round */
 static int post_rc;             /* atomic */
 static unsigned rounds = 5000;
+static unsigned seconds = 2;
 
 static int hold_hook(struct tw_wheel *w, uint64_t next, void *arg)
 {
@@ -94,6 +96,8 @@ static void *poster(void *arg)
 	for (unsigned n = 1; n <= rounds; n++) {
 		wait_for(&round_go, n);
 		struct tw_wheel *w = __atomic_load_n(&wheel, __ATOMIC_RELAXED);
+		if (!w)
+			break; /* the owner's time is up */
 		__atomic_store_n(&round_ready, n, __ATOMIC_RELEASE);
 		dawdle(__atomic_load_n(&post_delay, __ATOMIC_RELAXED));
 		int rc = n % 2 ? tw_post_mod(w, &req, &timer, 5000) : tw_post_del(w, &req, &timer);
@@ -108,12 +112,14 @@ static void test_post_racing_destroy_is_done(void **state)
 	unsigned refused = 0, queued = 0, most = UINT_MAX;
 	uint64_t shortest = UINT64_MAX;
 	double rate = dawdle_rate();
+	uint64_t end = mono_ns() + (uint64_t)seconds * 1000000000u;
+	unsigned n;
 	pthread_t thread;
 
 	(void)state;
 	tw_timer_init(&timer, on_fire);
 	assert_int_equal(pthread_create(&thread, NULL, poster, NULL), 0);
-	for (unsigned n = 1; n <= rounds; n++) {
+	for (n = 1; n <= rounds && mono_ns() < end; n++) {
 		struct tw_wheel *w;
 
 		assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
@@ -158,10 +164,12 @@ static void test_post_racing_destroy_is_done(void **state)
 		}
 		assert_int_equal(tw_set_notify(w, NULL, NULL), 0); /* releases the wheel */
 	}
+	__atomic_store_n(&wheel, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&round_go, n, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(thread, NULL), 0);
 	print_message("%u rounds: %u posts refused, %u queued and done by the destroy or the post "
 		      "(the post's delay %u, at most %u)\n",
-		      rounds, refused, queued, post_delay, most);
+		      n - 1, refused, queued, post_delay, most);
 	assert_false(tw_pending(&timer));
 }
 
@@ -172,5 +180,7 @@ int main(int argc, char **argv)
 	};
 	if (argc > 1)
 		rounds = (unsigned)strtoul(argv[1], NULL, 0);
+	if (argc > 2)
+		seconds = (unsigned)strtoul(argv[2], NULL, 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
