@@ -39,6 +39,14 @@ static int tw__uv_arm(struct tw_uv *h, uint64_t next)
 	uint64_t due_ms = tw__uv_ceil_ms(next);
 	uint64_t timeout = due_ms > now_ms ? due_ms - now_ms : 0;
 
+	/* Due already (a timer armed at or before the wheel's now): libuv runs
+	 * a timeout of 0 in the loop's next iteration, without sleeping. Not
+	 * from our own callback: libuv would run it again in the same pass
+	 * over its timers, and a timer restarting itself so would starve the
+	 * loop; it waits for the next millisecond instead. */
+	if (timeout != 0 && !(h->tw__state & TW__UV_RUNNING) && next <= uv_hrtime())
+		timeout = 0;
+
 	if (uv_timer_start(&h->tw__timer, tw__uv_on_timer, timeout, 0) != 0)
 		return 0;
 	h->tw__starts++;
@@ -230,6 +238,7 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 	h->tw__wakeups++;
 	if (now < h->tw__next)
 		h->tw__early++;
+	h->tw__state |= TW__UV_RUNNING;
 	if (!h->tw__weak) {
 		/* The hook at the end of the advance re-arms us, also after
 		 * an early wake-up, where nothing fires. */
@@ -242,6 +251,7 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 	 * re-armed from this wake-up's time. */
 	if (h->tw__ready != NULL)
 		tw__uv_timer_run_ready(h, now);
+	h->tw__state &= ~(unsigned)TW__UV_RUNNING;
 }
 
 /*
@@ -260,6 +270,10 @@ static int tw__uv_init_handles(uv_loop_t *loop, struct tw_uv *h, unsigned flags)
 		uv_close((uv_handle_t *)&h->tw__async, NULL);
 		return r;
 	}
+	/* Started once, with the callback it keeps, so that
+	 * tw__uv_is_own_handle() knows it from the first. */
+	(void)uv_timer_start(&h->tw__timer, tw__uv_on_timer, UINT64_MAX, 0);
+	uv_timer_stop(&h->tw__timer);
 	h->tw__async.data = h;
 	h->tw__timer.data = h;
 	/* Requests keep the loop alive only with TW_UV_HOLD, until
@@ -391,6 +405,23 @@ void tw__uv_closer_start(struct tw_uv *h)
 	h->tw__closer.data = h;
 	uv_close((uv_handle_t *)&h->tw__closer, tw__uv_on_closer);
 	h->tw__state |= TW__UV_CLOSER_OPEN;
+}
+
+/* By the callbacks they were given, which are the backend's alone. The
+ * fields are in libuv's public structs, private by name only; libuv keeps
+ * their layout within its major version. */
+int tw__uv_is_own_handle(const uv_handle_t *hd)
+{
+	switch (hd->type) {
+	case UV_TIMER:
+		return ((const uv_timer_t *)hd)->timer_cb == tw__uv_on_timer;
+	case UV_ASYNC:
+		return ((const uv_async_t *)hd)->async_cb == tw__uv_on_async;
+	case UV_IDLE:
+		return uv_is_closing(hd) && hd->close_cb == tw__uv_on_closer;
+	default:
+		return 0;
+	}
 }
 
 static void tw__uv_close_handles(void *arg)

@@ -26,6 +26,7 @@ enum {
 	TW__UV_LOOP_WHEEL = 64u, /* the loop's own, made by tw_uv_timer_init(): gone with its last timer */
 	TW__UV_WEAK_STATE = 128u, /* TW_UV_WEAK: never hold the loop */
 	TW__UV_ADVANCING = 256u, /* in tw__uv_advance_both(): one re-arm, after both advances */
+	TW__UV_RUNNING = 512u,   /* in tw__uv_on_timer() */
 };
 
 #define TW__NS_PER_MS 1000000u
@@ -55,5 +56,18 @@ void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now);
 
 /* uv_timer.c: the close callbacks of the layer's timers closed so far. */
 void tw__uv_timer_run_closed(struct tw_uv *h);
+
+/* uv_timer.c: tw_uv_timer_close() with libuv's close callback, which is
+ * given the timer as a uv_handle_t, for <timerwheel/uv_port.h>. */
+void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb);
+
+/* uv_timer.c: call @fn on every timer of @loop's wheel (tw_uv_timer_init())
+ * not yet called back from its close, as uv_walk() would; @fn may close
+ * any. 0, or -ENOMEM (nothing called). */
+int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *arg), void *arg);
+
+/* uv.c: whether @hd is one of a backend's own handles, which uv_walk()
+ * through <timerwheel/uv_port.h> does not show. */
+int tw__uv_is_own_handle(const uv_handle_t *hd);
 
 #endif /* TIMERWHEEL_UV_INT_H */

@@ -30,15 +30,56 @@
 #include "uv_int.h"
 
 enum {
-	TW__UVT_UNREF = 1u,   /* tw_uv_timer_unref(): does not hold the loop */
-	TW__UVT_READY = 2u,   /* fired, on the backend's ready list */
-	TW__UVT_CLOSING = 4u, /* tw_uv_timer_close() was called */
+	TW__UVT_UNREF = 1u,    /* tw_uv_timer_unref(): does not hold the loop */
+	TW__UVT_READY = 2u,    /* fired, on the backend's ready list */
+	TW__UVT_CLOSING = 4u,  /* tw_uv_timer_close() was called */
+	TW__UVT_LOOP = 8u,     /* of the loop's wheel (tw_uv_timer_init()) */
+	TW__UVT_PARKED = 16u,  /* ... stopped, kept on its parked wheel */
+	TW__UVT_STARTED = 32u, /* has a timer callback (tw__cb.timer) */
+	TW__UVT_UV_CB = 64u,   /* closing, tw__cb.uv_close is libuv's close callback */
 };
 
 /* now + ms, in ns, saturating at the end of 64-bit time. */
 static uint64_t deadline(uint64_t now, uint64_t ms)
 {
 	return tw_deadline(now, ms > UINT64_MAX / TW__NS_PER_MS ? UINT64_MAX : ms * TW__NS_PER_MS);
+}
+
+/*
+ * The loop's wheel, and the wheel its stopped timers wait on: a wheel that
+ * is never advanced, where each sits armed for its own expiry, which it
+ * keeps (the order of a fired timer's wake-up is by it). libuv
+ * keeps a stopped timer in its loop's handle queue, which uv_walk() shows;
+ * the parked wheel is that queue for the layer, at no cost in the timer's
+ * size, and tw_walk() reads it.
+ */
+struct loop_wheel {
+	struct tw_uv uv;
+	struct tw_wheel *parked;
+	struct loop_wheel *next;
+};
+
+static struct tw_wheel *parked_of(const struct tw_uv_timer *t)
+{
+	return tw_container_of(t->tw__uv, struct loop_wheel, uv)->parked;
+}
+
+/* Only a timer of the loop's wheel, whose memory is the layer's until
+ * its close calls back: the program's may be freed once stopped. */
+static void park(struct tw_uv_timer *t)
+{
+	if ((t->tw__flags & (TW__UVT_LOOP | TW__UVT_PARKED | TW__UVT_CLOSING)) != TW__UVT_LOOP)
+		return;
+	(void)tw_add(parked_of(t), &t->tw__timer, t->tw__timer.expires);
+	t->tw__flags |= TW__UVT_PARKED;
+}
+
+static void unpark(struct tw_uv_timer *t)
+{
+	if (!(t->tw__flags & TW__UVT_PARKED))
+		return;
+	(void)tw_del(parked_of(t), &t->tw__timer);
+	t->tw__flags &= ~(unsigned)TW__UVT_PARKED;
 }
 
 static uint64_t due_ms(const struct tw_uv_timer *t)
@@ -75,6 +116,8 @@ static void fire(struct tw_timer *tt)
 	*h->tw__ready_tail = t;
 	h->tw__ready_tail = &t->tw__next;
 	t->tw__flags |= TW__UVT_READY;
+	/* Inactive from here, as libuv's is once due: it waits parked. */
+	park(t);
 }
 
 /* Merge sort of a singly linked list by before(): no allocation, and a
@@ -113,8 +156,8 @@ static int sorted(const struct tw_uv_timer *t)
 	return 1;
 }
 
-/* The wheel a timer lives on: the backend's, or the weak one. NULL once
- * the backend was closed. */
+/* The wheel a started timer lives on: the backend's, or the weak one.
+ * NULL once the backend was closed. */
 static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 {
 	struct tw_wheel *w = tw_uv_wheel(t->tw__uv);
@@ -122,14 +165,32 @@ static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
 }
 
-/* Arm (or re-arm) for @when with a new start id. */
-static int arm(struct tw_uv_timer *t, uint64_t when)
+/* Armed on the backend's wheel or the weak one, not parked. */
+static int active(const struct tw_uv_timer *t)
+{
+	return tw_pending(&t->tw__timer) && !(t->tw__flags & TW__UVT_PARKED);
+}
+
+/* Arm (or re-arm) for @when with a new start id; @ms is the timeout. A
+ * timeout of 0 is due at once: armed at the wheel's own now, which the
+ * wheel counts as expired, it fires in the next advance and the backend
+ * wakes for that without waiting for a tick (never early: nothing is
+ * earlier than a timeout of 0). */
+static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 {
 	struct tw_uv *h = t->tw__uv;
-	int r = tw_mod(wheel_of(t), &t->tw__timer, when);
+	struct tw_wheel *w = wheel_of(t);
+	uint64_t when = deadline(now, ms);
+	int r;
 
-	if (r < 0)
+	if (ms == 0 && tw_now(w) < when)
+		when = tw_now(w);
+	unpark(t);
+	r = tw_mod(w, &t->tw__timer, when);
+	if (r < 0) {
+		park(t);
 		return r;
+	}
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(h, t);
 	t->tw__start_id = h->tw__start_id++;
@@ -140,7 +201,8 @@ static void disarm(struct tw_uv_timer *t)
 {
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(t->tw__uv, t);
-	(void)tw_del(wheel_of(t), &t->tw__timer);
+	if (active(t))
+		(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
 void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now)
@@ -162,8 +224,8 @@ void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now)
 		/* As uv_timer_again() before the callback: from the wake-up, not
 		 * from a wheel's clock, which a spent budget may have left behind. */
 		if (t->tw__repeat)
-			(void)arm(t, deadline(now, t->tw__repeat));
-		t->tw__cb(t);
+			(void)arm(t, now, t->tw__repeat);
+		t->tw__cb.timer(t);
 	}
 	/* The backend was closed from a callback: the rest never run. */
 	while ((t = h->tw__ready) != NULL)
@@ -178,17 +240,16 @@ void tw__uv_timer_run_closed(struct tw_uv *h)
 	h->tw__closing = NULL;
 	while ((t = list) != NULL) {
 		list = t->tw__next;
-		if (t->tw__close_cb)
-			t->tw__close_cb(t);
+		if (!t->tw__cb.close)
+			continue;
+		if (t->tw__flags & TW__UVT_UV_CB)
+			t->tw__cb.uv_close((uv_handle_t *)t);
+		else
+			t->tw__cb.close(t);
 	}
 }
 
 /* --- the loop's own wheel --- */
-
-struct loop_wheel {
-	struct tw_uv uv;
-	struct loop_wheel *next;
-};
 
 static uv_once_t loops_once = UV_ONCE_INIT;
 static uv_mutex_t loops_lock;
@@ -216,6 +277,7 @@ static void loop_wheel_release(struct tw_uv *h)
 		;
 	*p = lw->next;
 	uv_mutex_unlock(&loops_lock);
+	tw_wheel_destroy(lw->parked);
 	tw_uv_close(h, loop_wheel_closed);
 }
 
@@ -223,17 +285,19 @@ static void loop_wheel_release(struct tw_uv *h)
  * the loop: a failure leaves nothing there to close. */
 static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 {
-	struct loop_wheel *lw = malloc(sizeof(*lw));
-	struct tw_wheel *weak;
+	struct loop_wheel *lw = calloc(1, sizeof(*lw));
+	struct tw_wheel *weak = NULL;
 
 	*r = lw ? tw__uv_weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
+	if (*r == 0)
+		*r = tw__uv_weak_create(&lw->parked, 0, 0);
+	if (*r == 0)
+		*r = tw_uv_init(loop, &lw->uv, NULL, 0);
 	if (*r < 0) {
-		free(lw);
-		return NULL;
-	}
-	*r = tw_uv_init(loop, &lw->uv, NULL, 0);
-	if (*r < 0) {
-		tw_wheel_destroy(weak);
+		if (weak)
+			tw_wheel_destroy(weak);
+		if (lw && lw->parked)
+			tw_wheel_destroy(lw->parked);
 		free(lw);
 		return NULL;
 	}
@@ -261,7 +325,13 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 		}
 	}
 	uv_mutex_unlock(&loops_lock);
-	return r < 0 ? r : tw_uv_timer_init_on(&lw->uv, t);
+	if (r == 0)
+		r = tw_uv_timer_init_on(&lw->uv, t);
+	if (r < 0)
+		return r;
+	t->tw__flags |= TW__UVT_LOOP;
+	park(t);
+	return 0;
 }
 
 /* --- the timer --- */
@@ -275,15 +345,16 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 	r = tw__uv_weak_wheel(uv);
 	if (r < 0)
 		return r;
+	t->loop = tw_uv_loop(uv);
+	t->type = TW_UV_TIMER;
+	t->tw__flags = 0;
 	tw_timer_init(&t->tw__timer, fire);
 	t->tw__uv = uv;
-	t->tw__cb = NULL;
+	t->tw__cb.timer = NULL;
 	t->tw__repeat = 0;
 	t->tw__start_id = 0;
 	t->tw__next = NULL;
 	t->tw__pprev = NULL;
-	t->tw__close_cb = NULL;
-	t->tw__flags = 0;
 	uv->tw__timers++;
 	return 0;
 }
@@ -296,10 +367,11 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 		return -EINVAL;
 	if (!tw_uv_wheel(t->tw__uv))
 		return -EINVAL;
-	r = arm(t, deadline(tw_uv_now(), timeout));
+	r = arm(t, tw_uv_now(), timeout);
 	if (r < 0)
 		return r;
-	t->tw__cb = cb;
+	t->tw__cb.timer = cb;
+	t->tw__flags |= TW__UVT_STARTED;
 	t->tw__repeat = repeat;
 	return 0;
 }
@@ -308,19 +380,22 @@ int tw_uv_timer_stop(struct tw_uv_timer *t)
 {
 	if (!t)
 		return -EINVAL;
-	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv))
+	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (t->tw__flags & TW__UVT_CLOSING))
 		return 0;
 	disarm(t);
+	park(t);
 	return 0;
 }
 
 int tw_uv_timer_again(struct tw_uv_timer *t)
 {
-	if (!t || !t->tw__cb)
+	if (!t || !(t->tw__flags & TW__UVT_STARTED))
 		return -EINVAL;
 	if (!t->tw__repeat)
 		return 0;
-	return tw_uv_timer_start(t, t->tw__cb, t->tw__repeat, t->tw__repeat);
+	if (t->tw__flags & TW__UVT_CLOSING)
+		return -EINVAL;
+	return tw_uv_timer_start(t, t->tw__cb.timer, t->tw__repeat, t->tw__repeat);
 }
 
 void tw_uv_timer_set_repeat(struct tw_uv_timer *t, uint64_t repeat)
@@ -338,7 +413,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 {
 	uint64_t now, left;
 
-	if (!t || !tw_pending(&t->tw__timer))
+	if (!t || !active(t))
 		return 0;
 	now = tw_uv_now();
 	if (t->tw__timer.expires <= now)
@@ -349,7 +424,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 
 int tw_uv_timer_is_active(const struct tw_uv_timer *t)
 {
-	return t && tw_pending(&t->tw__timer);
+	return t && active(t);
 }
 
 /* An armed timer moves to the other wheel with its deadline and start id:
@@ -361,7 +436,7 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 
 	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
-	armed = tw_del(wheel_of(t), &t->tw__timer) == 1;
+	armed = active(t) && tw_del(wheel_of(t), &t->tw__timer) == 1;
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);
@@ -384,18 +459,14 @@ int tw_uv_timer_has_ref(const struct tw_uv_timer *t)
 	return t && !(t->tw__flags & TW__UVT_UNREF);
 }
 
-void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb)
+static void close_timer(struct tw_uv_timer *t)
 {
-	struct tw_uv *h;
+	struct tw_uv *h = t->tw__uv;
 
-	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
-		return;
-	h = t->tw__uv;
-	t->tw__flags |= TW__UVT_CLOSING;
-	t->tw__close_cb = cb;
 	if (!tw_uv_wheel(h))
 		return; /* the backend is gone: see the header */
 	disarm(t);
+	unpark(t);
 	/* Last in, first called, as libuv runs its closing handles. */
 	t->tw__next = h->tw__closing;
 	h->tw__closing = t;
@@ -404,7 +475,84 @@ void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb)
 		loop_wheel_release(h);
 }
 
+void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb)
+{
+	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
+		return;
+	t->tw__flags |= TW__UVT_CLOSING;
+	t->tw__cb.close = cb;
+	close_timer(t);
+}
+
+void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb)
+{
+	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
+		return;
+	t->tw__flags |= TW__UVT_CLOSING | TW__UVT_UV_CB;
+	t->tw__cb.uv_close = cb;
+	close_timer(t);
+}
+
 int tw_uv_timer_is_closing(const struct tw_uv_timer *t)
 {
 	return t && (t->tw__flags & TW__UVT_CLOSING) != 0;
+}
+
+/* --- what uv_walk() shows of the layer --- */
+
+struct walk {
+	struct tw_uv_timer **all;
+	size_t n, cap;
+};
+
+static int walk_collect(struct walk *wk, struct tw_uv_timer *t)
+{
+	if (wk->n == wk->cap) {
+		size_t cap = wk->cap ? 2 * wk->cap : 64;
+		struct tw_uv_timer **all = realloc(wk->all, cap * sizeof(*all));
+
+		if (!all)
+			return -ENOMEM;
+		wk->all = all;
+		wk->cap = cap;
+	}
+	wk->all[wk->n++] = t;
+	return 0;
+}
+
+static int walk_one(struct tw_timer *tt, uint64_t expires, void *arg)
+{
+	(void)expires;
+	return walk_collect(arg, tw_container_of(tt, struct tw_uv_timer, tw__timer));
+}
+
+int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *arg), void *arg)
+{
+	struct walk wk = { NULL, 0, 0 };
+	struct loop_wheel *lw;
+	struct tw_uv_timer *t;
+	int r = 0;
+	size_t i;
+
+	uv_once(&loops_once, loops_init);
+	uv_mutex_lock(&loops_lock);
+	for (lw = loops; lw && tw_uv_loop(&lw->uv) != loop; lw = lw->next)
+		;
+	uv_mutex_unlock(&loops_lock);
+	if (!lw)
+		return 0;
+	/* Every timer of the loop's wheel is on one of its three wheels or,
+	 * closing, on the closing list until its callback: all collected
+	 * first, as libuv's walk takes its queue, so @fn may close any. */
+	r = tw_walk(tw_uv_wheel(&lw->uv), walk_one, &wk);
+	if (r == 0)
+		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
+	if (r == 0)
+		r = tw_walk(lw->parked, walk_one, &wk);
+	for (t = lw->uv.tw__closing; t && r == 0; t = t->tw__next)
+		r = walk_collect(&wk, t);
+	for (i = 0; i < wk.n && r == 0; i++)
+		fn(wk.all[i], arg);
+	free(wk.all);
+	return r;
 }

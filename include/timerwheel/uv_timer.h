@@ -84,6 +84,7 @@
 #ifndef TIMERWHEEL_UV_TIMER_H
 #define TIMERWHEEL_UV_TIMER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <timerwheel/uv.h>
@@ -108,24 +109,50 @@ typedef void (*tw_uv_timer_cb)(struct tw_uv_timer *t);
 typedef void (*tw_uv_timer_close_cb)(struct tw_uv_timer *t);
 
 /**
+ * TW_UV_TIMER - the type of a timer of the layer, in tw_uv_timer_t.type
+ *
+ * A value libuv never uses for a handle type: <timerwheel/uv_port.h>
+ * tells the layer's timers from libuv's handles by it, and names it
+ * UV_TIMER for the ported program.
+ */
+#define TW_UV_TIMER ((uv_handle_type)0x7477)
+
+/**
  * struct tw_uv_timer - a timer in libuv's terms, on a wheel
  * @data: free for the program, like uv_handle_t.data
+ * @loop: the loop, read-only, like uv_handle_t.loop
+ * @type: TW_UV_TIMER, read-only, like uv_handle_t.type
  *
- * Allocated by the program, as a uv_timer_t is. Fields whose names start
- * with tw__ are private.
+ * Allocated by the program, as a uv_timer_t is. The three public fields
+ * sit where uv_handle_t has them, so a pointer to the timer cast to
+ * uv_handle_t * reads them as libuv's own handles' (uv_handle_get_data(),
+ * uv_handle_get_loop(), uv_handle_get_type() work on it); every other
+ * uv_ function must not be given one, except through
+ * <timerwheel/uv_port.h>. Fields whose names start with tw__ are private.
  */
 struct tw_uv_timer {
 	void *data;
+	uv_loop_t *loop;
+	uv_handle_type type;
+	unsigned tw__flags;
 	struct tw_timer tw__timer;
 	struct tw_uv *tw__uv;
-	tw_uv_timer_cb tw__cb;
+	union {                         /* the timer's, then once closing its close callback */
+		tw_uv_timer_cb timer;
+		tw_uv_timer_close_cb close;
+		uv_close_cb uv_close;
+	} tw__cb;
 	uint64_t tw__repeat;            /* ms */
 	uint64_t tw__start_id;          /* orders timers due in the same ms */
 	struct tw_uv_timer *tw__next;   /* on the ready or the closing list */
 	struct tw_uv_timer **tw__pprev; /* ... the ready list */
-	tw_uv_timer_close_cb tw__close_cb;
-	unsigned tw__flags;
 };
+
+#define TW__UV_AS_HANDLE(f) (offsetof(struct tw_uv_timer, f) == offsetof(uv_handle_t, f))
+typedef char tw__uv_timer_prefix_check[(TW__UV_AS_HANDLE(data) && TW__UV_AS_HANDLE(loop) &&
+					TW__UV_AS_HANDLE(type)) ? 1 : -1];
+typedef char tw__uv_timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_uv_timer) <= 112) ? 1 : -1];
+#undef TW__UV_AS_HANDLE
 
 /**
  * tw_uv_timer_init - prepare a timer on the loop's wheel, as uv_timer_init()
