@@ -240,6 +240,8 @@ void tw__uv_timer_run_closed(struct tw_uv *h)
 	h->tw__closing = NULL;
 	while ((t = list) != NULL) {
 		list = t->tw__next;
+		/* Closed: no longer referenced, as libuv's before its callback. */
+		t->tw__flags |= TW__UVT_UNREF;
 		if (!t->tw__cb.close)
 			continue;
 		if (t->tw__flags & TW__UVT_UV_CB)

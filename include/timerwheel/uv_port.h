@@ -6,7 +6,9 @@
  *
  *   cc -include timerwheel/uv_port.h prog.c $(pkg-config --cflags --libs timerwheel-uv)
  *
- * It includes <uv.h>, then names the layer with libuv's spelling:
+ * Read first, it includes <uv.h>: under a strict -std=c11, give the
+ * compiler the feature macro the program defines for <uv.h>
+ * (-D_POSIX_C_SOURCE=200809L). It then names the layer with libuv's spelling:
  *
  * - uv_timer_t, uv_timer_cb, uv_timer_init, uv_timer_start, uv_timer_stop,
  *   uv_timer_again, uv_timer_set_repeat, uv_timer_get_repeat and

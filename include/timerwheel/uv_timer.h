@@ -21,9 +21,13 @@
  * native timers, uv_loop_close() succeeds only once every timer is closed.
  * A program that wants a tick, a slack or flags of its own creates its
  * struct tw_uv and uses tw_uv_timer_init_on() instead. One uv_timer_t and
- * one uv_async_t per wheel serve every timer of the layer: a program that
- * closes every handle uv_walk() shows it must skip those two (their data
- * is the struct tw_uv).
+ * one uv_async_t per wheel serve every timer of the layer. uv_walk()
+ * through <timerwheel/uv_port.h> (tw_uv_walk()) hides those and shows the
+ * loop's timers instead, with the type TW_UV_TIMER, so the usual shutdown
+ * (walk, close every handle, run the loop, uv_loop_close()) ends cleanly.
+ *
+ * No edit to the program: <timerwheel/uv_port.h> gives the layer libuv's
+ * spelling (uv_timer_t, uv_timer_start(), uv_close(), uv_walk(), ...).
  *
  * Order, as libuv's. The timers of one wheel that fire in the same wake-up
  * run in the order of their due millisecond (the deadline in uv_hrtime()
@@ -50,7 +54,8 @@
  * callback runs from the loop when libuv runs uv_close() callbacks, so
  * after a close outside the loop one uv_run(loop, UV_RUN_ONCE) runs it;
  * the timer's memory may be released from then on. Closes in one loop turn
- * call back last first, as libuv's do.
+ * call back last first, as libuv's do, the layer's together (see
+ * tw_uv_timer_close()).
  *
  * Where the contract differs from libuv's:
  *
@@ -61,11 +66,15 @@
  *   by default; a default slack in tw_uv_init()'s config widens that to its
  *   window, see "Slack" in timerwheel.h).
  * - A timer due in this wake-up whose callback has not run yet is not
- *   active (tw_uv_timer_is_active() is 0), as in libuv from 1.45 on;
+ *   active (tw_uv_timer_is_active() is 0), as in libuv from 1.45 on (1.44,
+ *   Debian 12's, says 1);
  *   stopping or restarting it from an earlier callback still keeps its
  *   callback from running.
- * - A timer started with timeout 0 from a callback fires in the next
- *   wake-up, never in the one that runs the callback (no livelock).
+ * - A timeout of 0 is due at once and runs in the loop's next iteration
+ *   without the loop sleeping, as libuv's; started from a callback of the
+ *   layer's timers it waits for the next millisecond instead, where libuv
+ *   1.44 runs it in the same pass over its timers (a timer that restarts
+ *   itself so starves the loop there).
  * - Deadlines saturate at the end of 64-bit nanoseconds (see
  *   tw_uv_timer_start()).
  * - Errors are negative errno values (-EINVAL), which on Unix equal libuv's
@@ -192,8 +201,9 @@ TW_API int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t);
  * tw_uv_timer_start - start a timer, as uv_timer_start()
  * @t:       an initialised timer, stopped or started (it is restarted)
  * @cb:      called when it fires
- * @timeout: ms from now (tw_uv_now()) to the first firing; 0 fires in the
- *           first turn of the loop that reaches the next tick
+ * @timeout: ms from now (tw_uv_now()) to the first firing; 0 is due at
+ *           once: the loop's next iteration runs it without sleeping (from
+ *           a callback of the layer's timers, the first after the next ms)
  * @repeat:  ms between later firings, each counted from the loop's wake-up
  *           that fired the previous one; 0 fires once
  *
@@ -298,8 +308,12 @@ TW_API int tw_uv_timer_has_ref(const struct tw_uv_timer *t);
  *
  * The timer stops at once and can no longer be started (-EINVAL). @cb runs
  * in the loop turn under way, or in the next one if called outside the
- * loop or from a close callback, exactly when a uv_close() made at the
- * same point would call back. Until then the loop stays alive. Closing the
+ * loop or from a close callback: in the turn in which a uv_close() made at
+ * the same point would call back. Until then the loop stays alive. Within
+ * the turn, the layer's closes call back last first, as libuv's do, but
+ * together, where the first of them stands among the uv_close() calls of
+ * the turn: uv_close() of n, this of t, uv_close() of m, this of u call
+ * back m, u, t, n, where libuv (t and u uv_timer_t) calls back u, m, t, n. Closing the
  * last timer of the loop's wheel (tw_uv_timer_init()) closes that wheel in
  * the same turn, so uv_loop_close() succeeds after it.
  */
