@@ -205,29 +205,40 @@ static void tw__uv_on_async(uv_async_t *async)
 		(void)tw_drain(h->tw__wheel);
 }
 
-/* Both wheels to the same now, then one re-arm for both. They share the
- * wake-up's budget, the wheel with the earlier next expiry first (the loop
- * wheel on a tie), so that neither keeps the other's due timers waiting
- * for long; a wheel left with none waits, its due timers making the
- * re-arm's next expiry now. */
+/* Both wheels to the same now, then one re-arm for both. Without the
+ * budget: the layer's timers only queue themselves here, and the layer
+ * spends the budget on their callbacks, in its order. */
 static void tw__uv_advance_both(struct tw_uv *h, uint64_t now)
 {
-	struct tw_wheel *first = h->tw__wheel, *second = h->tw__weak;
-	unsigned budget = tw_wake_budget(h->tw__wheel);
-	int fired;
-
-	if (tw_next_expiry(second) < tw_next_expiry(first)) {
-		first = h->tw__weak;
-		second = h->tw__wheel;
-	}
 	h->tw__state |= TW__UV_ADVANCING;
-	fired = tw_advance_budget(first, now, budget);
-	if (fired < 0 || (unsigned)fired < budget)
-		(void)tw_advance_budget(second, now,
-					fired > 0 && budget != UINT_MAX ? budget - (unsigned)fired : budget);
+	if (tw_advance(h->tw__wheel, now) >= 0)
+		(void)tw_advance(h->tw__weak, now);
 	h->tw__state &= ~(unsigned)TW__UV_ADVANCING;
 	if (!(h->tw__state & TW__UV_CLOSING))
 		(void)tw__uv_sync(h, h->tw__wheel, tw_next_expiry(h->tw__wheel));
+}
+
+static void tw__uv_more_fired(struct tw_timer *t)
+{
+	(void)t; /* the wake-up is all it is for */
+}
+
+static struct tw_wheel *tw__uv_more_wheel(const struct tw_uv *h)
+{
+	return (h->tw__state & TW__UV_MORE_WEAK) ? h->tw__weak : h->tw__wheel;
+}
+
+void tw__uv_wake_soon(struct tw_uv *h, int hold)
+{
+	struct tw_wheel *w;
+
+	if (tw_pending(&h->tw__more))
+		(void)tw_del(tw__uv_more_wheel(h), &h->tw__more);
+	h->tw__state = hold ? h->tw__state & ~(unsigned)TW__UV_MORE_WEAK : h->tw__state | TW__UV_MORE_WEAK;
+	w = tw__uv_more_wheel(h);
+	/* At the wheel's now: expired, so the next advance fires it, and
+	 * the backend wakes for that as for any due timer. */
+	(void)tw_add(w, &h->tw__more, tw_now(w));
 }
 
 static void tw__uv_on_timer(uv_timer_t *timer)
@@ -247,10 +258,10 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 		tw__uv_advance_both(h, now);
 	}
 	/* The layer's timers queued themselves in that advance: their
-	 * callbacks run now, sorted as libuv sorts them, and repeats are
-	 * re-armed from this wake-up's time. */
+	 * callbacks run now, sorted as libuv sorts them, as many as the
+	 * budget allows, and repeats are re-armed from this wake-up's time. */
 	if (h->tw__ready != NULL)
-		tw__uv_timer_run_ready(h, now);
+		tw__uv_timer_run_ready(h, now, tw_wake_budget(h->tw__wheel));
 	h->tw__state &= ~(unsigned)TW__UV_RUNNING;
 }
 
@@ -315,7 +326,9 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 	h->tw__closing = NULL;
 	h->tw__start_id = 0;
 	h->tw__timers = 0;
+	h->tw__ready_refs = 0;
 	h->tw__weak = NULL;
+	tw_timer_init(&h->tw__more, tw__uv_more_fired);
 	(void)tw_set_wake(w, tw__uv_wake, h);
 	/* The hook hears changes from now on; timers armed already are
 	 * waited for from here. */
@@ -441,6 +454,9 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 {
 	if (h == NULL || (h->tw__state & TW__UV_CLOSING))
 		return;
+	/* Never left on a wheel the program gets back. */
+	if (tw_pending(&h->tw__more))
+		(void)tw_del(tw__uv_more_wheel(h), &h->tw__more);
 	/* From here the hooks, called by the detach's own steps, do nothing. */
 	h->tw__state |= TW__UV_CLOSING;
 	h->tw__close_cb = cb;

@@ -27,6 +27,7 @@ enum {
 	TW__UV_WEAK_STATE = 128u, /* TW_UV_WEAK: never hold the loop */
 	TW__UV_ADVANCING = 256u, /* in tw__uv_advance_both(): one re-arm, after both advances */
 	TW__UV_RUNNING = 512u,   /* in tw__uv_on_timer() */
+	TW__UV_MORE_WEAK = 1024u, /* tw__more is on the weak wheel */
 };
 
 #define TW__NS_PER_MS 1000000u
@@ -50,9 +51,15 @@ void tw__uv_weak_adopt(struct tw_uv *h, struct tw_wheel *weak);
  * tw__uv_timer_run_closed(). */
 void tw__uv_closer_start(struct tw_uv *h);
 
+/* uv.c: wake again at once (in the next millisecond), holding the loop
+ * until then if @hold: the layer has callbacks left that a budget put off. */
+void tw__uv_wake_soon(struct tw_uv *h, int hold);
+
 /* uv_timer.c: the callbacks of the layer's timers that fired in the
- * wake-up at @now, in libuv's order; repeats are re-armed from @now. */
-void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now);
+ * wake-up at @now, in libuv's order, at most @budget of them (the rest
+ * stay first in that order, for the next wake-up); repeats are re-armed
+ * from @now. */
+void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now, unsigned budget);
 
 /* uv_timer.c: the close callbacks of the layer's timers closed so far. */
 void tw__uv_timer_run_closed(struct tw_uv *h);

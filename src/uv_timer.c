@@ -97,6 +97,8 @@ static int before(const struct tw_uv_timer *a, const struct tw_uv_timer *b)
 
 static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 {
+	if (!(t->tw__flags & TW__UVT_UNREF))
+		h->tw__ready_refs--;
 	*t->tw__pprev = t->tw__next;
 	if (t->tw__next)
 		t->tw__next->tw__pprev = t->tw__pprev;
@@ -116,6 +118,8 @@ static void fire(struct tw_timer *tt)
 	*h->tw__ready_tail = t;
 	h->tw__ready_tail = &t->tw__next;
 	t->tw__flags |= TW__UVT_READY;
+	if (!(t->tw__flags & TW__UVT_UNREF))
+		h->tw__ready_refs++;
 	/* Inactive from here, as libuv's is once due: it waits parked. */
 	park(t);
 }
@@ -205,9 +209,10 @@ static void disarm(struct tw_uv_timer *t)
 		(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
-void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now)
+void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 {
 	struct tw_uv_timer *t;
+	unsigned ran = 0;
 
 	if (!sorted(h->tw__ready)) {
 		h->tw__ready = sort(h->tw__ready);
@@ -219,13 +224,21 @@ void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now)
 	}
 	/* A callback may stop, restart, close or free any timer: each step
 	 * takes the head afresh, and a stopped one has left the list. */
-	while ((t = h->tw__ready) != NULL && tw_uv_wheel(h) != NULL) {
+	while ((t = h->tw__ready) != NULL && tw_uv_wheel(h) != NULL && ran++ < budget) {
 		ready_remove(h, t);
 		/* As uv_timer_again() before the callback: from the wake-up, not
 		 * from a wheel's clock, which a spent budget may have left behind. */
 		if (t->tw__repeat)
 			(void)arm(t, now, t->tw__repeat);
 		t->tw__cb.timer(t);
+	}
+	if (h->tw__ready == NULL)
+		return;
+	/* The budget is spent: the rest run first in the next wake-up, which
+	 * is in the next millisecond, and hold the loop as they would armed. */
+	if (tw_uv_wheel(h) != NULL) {
+		tw__uv_wake_soon(h, h->tw__ready_refs > 0);
+		return;
 	}
 	/* The backend was closed from a callback: the rest never run. */
 	while ((t = h->tw__ready) != NULL)
@@ -439,6 +452,8 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
 	armed = active(t) && tw_del(wheel_of(t), &t->tw__timer) == 1;
+	if (t->tw__flags & TW__UVT_READY)
+		t->tw__uv->tw__ready_refs += ref ? 1 : (uint64_t)-1;
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);

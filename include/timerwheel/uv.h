@@ -129,7 +129,9 @@ struct tw_uv {
 	uv_idle_t tw__closer;            /* its uv_close() runs them, as libuv would */
 	uint64_t tw__start_id;           /* next start id, as libuv's */
 	uint64_t tw__timers;             /* layer timers initialised, not closed */
+	uint64_t tw__ready_refs;         /* ... on tw__ready and referenced */
 	struct tw_wheel *tw__weak;       /* the layer's unreferenced timers */
+	struct tw_timer tw__more;        /* due at once while a budget left tw__ready non-empty */
 };
 
 /**

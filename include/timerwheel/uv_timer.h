@@ -38,7 +38,14 @@
  * fires in the same wake-up, so for the loop's wheel the order holds for
  * all of them; with a coarser tick or a slack, timers of different wake-ups
  * run in the order of their wake-ups. The core API's timers on the same
- * wheel are not part of this order, and cost nothing for it.
+ * wheel are not part of this order, and cost nothing for it. A wake budget
+ * (tw_set_wake_budget() on the backend's wheel) keeps the order: a
+ * wake-up runs at most that many of the layer's callbacks, the first in
+ * the order, and the rest run first in the next wake-up, a millisecond
+ * later, holding the loop meanwhile if one of them is referenced. On a
+ * backend with timers of the layer, the budget counts only the layer's
+ * callbacks: the program's own tw_timer timers on its wheel fire all in
+ * their wake-up.
  *
  * Liveness, as libuv's. The loop stays alive while a timer is active and
  * referenced (tw_uv_timer_unref() takes one out, as uv_unref()), or while a
