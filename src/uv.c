@@ -260,8 +260,8 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 	/* The layer's timers queued themselves in that advance: their
 	 * callbacks run now, sorted as libuv sorts them, as many as the
 	 * budget allows, and repeats are re-armed from this wake-up's time. */
-	if (h->tw__ready != NULL)
-		tw__uv_timer_run_ready(h, now, tw_wake_budget(h->tw__wheel));
+	if (h->tw__layer != NULL)
+		h->tw__layer->run_ready(h, now, tw_wake_budget(h->tw__wheel));
 	h->tw__state &= ~(unsigned)TW__UV_RUNNING;
 }
 
@@ -321,6 +321,7 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 	h->tw__early = 0;
 	h->tw__state = TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN |
 		       ((flags & TW_UV_WEAK) ? TW__UV_WEAK_STATE : 0u);
+	h->tw__layer = NULL;
 	h->tw__ready = NULL;
 	h->tw__ready_tail = &h->tw__ready;
 	h->tw__closing = NULL;
@@ -405,8 +406,13 @@ static void tw__uv_on_closer(uv_handle_t *hd)
 	struct tw_uv *h = hd->data;
 
 	h->tw__state &= ~(unsigned)TW__UV_CLOSER_OPEN;
-	tw__uv_timer_run_closed(h);
+	h->tw__layer->run_closed(h);
 	tw__uv_closed(h, 0);
+}
+
+void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer)
+{
+	h->tw__layer = layer;
 }
 
 void tw__uv_closer_start(struct tw_uv *h)

@@ -4,11 +4,13 @@
  * share. Internal to libtimerwheel-uv.
  *
  * The layer's timers are ordinary timers of the backend's wheel. The
- * backend gives the layer three things the wheel alone cannot: a place to
- * run the callbacks of one wake-up after the advance, sorted as libuv
- * sorts them (tw__uv_timer_run_ready()); a loop turn for close callbacks
- * (the closer, a handle closed once per batch); and a wheel of its own for
- * the timers the program unreferenced (tw__uv_weak_wheel()).
+ * backend gives the layer, which registers for them (tw__uv_set_layer()),
+ * three things the wheel alone cannot: a call after each wake-up's
+ * advance, where the layer runs the callbacks sorted as libuv sorts them;
+ * a loop turn for close callbacks (the closer, a handle closed once per
+ * batch); and a wheel of its own for the timers the program unreferenced
+ * (tw__uv_weak_wheel()). The backend calls the layer only through what it
+ * registered.
  */
 #ifndef TIMERWHEEL_UV_INT_H
 #define TIMERWHEEL_UV_INT_H
@@ -47,22 +49,27 @@ int tw__uv_weak_wheel(struct tw_uv *h);
 int tw__uv_weak_create(struct tw_wheel **out, uint64_t tick, uint64_t now);
 void tw__uv_weak_adopt(struct tw_uv *h, struct tw_wheel *weak);
 
-/* uv.c: make sure a closer is on its way; its close callback calls
- * tw__uv_timer_run_closed(). */
+/* What the layer registers with a backend (tw__uv_set_layer(), uv.c). */
+struct tw__uv_layer {
+	/* After the wake-up at @now advanced the wheels: the callbacks of
+	 * the timers that fired, in libuv's order, at most @budget of them
+	 * (the rest stay first in that order, for the next wake-up);
+	 * repeats are re-armed from @now. */
+	void (*run_ready)(struct tw_uv *h, uint64_t now, unsigned budget);
+	/* When libuv runs close callbacks, after tw__uv_closer_start(): the
+	 * close callbacks of the layer's timers closed so far. */
+	void (*run_closed)(struct tw_uv *h);
+};
+
+void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer);
+
+/* uv.c: make sure a closer is on its way; its close callback calls the
+ * layer's run_closed(). */
 void tw__uv_closer_start(struct tw_uv *h);
 
 /* uv.c: wake again at once (in the next millisecond), holding the loop
  * until then if @hold: the layer has callbacks left that a budget put off. */
 void tw__uv_wake_soon(struct tw_uv *h, int hold);
-
-/* uv_timer.c: the callbacks of the layer's timers that fired in the
- * wake-up at @now, in libuv's order, at most @budget of them (the rest
- * stay first in that order, for the next wake-up); repeats are re-armed
- * from @now. */
-void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now, unsigned budget);
-
-/* uv_timer.c: the close callbacks of the layer's timers closed so far. */
-void tw__uv_timer_run_closed(struct tw_uv *h);
 
 /* uv_timer.c: tw_uv_timer_close() with libuv's close callback, which is
  * given the timer as a uv_handle_t, for <timerwheel/uv_port.h>. */

@@ -209,11 +209,13 @@ static void disarm(struct tw_uv_timer *t)
 		(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
-void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
+static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 {
 	struct tw_uv_timer *t;
 	unsigned ran = 0;
 
+	if (h->tw__ready == NULL)
+		return;
 	if (!sorted(h->tw__ready)) {
 		h->tw__ready = sort(h->tw__ready);
 		h->tw__ready_tail = &h->tw__ready;
@@ -245,7 +247,7 @@ void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		ready_remove(h, t);
 }
 
-void tw__uv_timer_run_closed(struct tw_uv *h)
+static void run_closed(struct tw_uv *h)
 {
 	struct tw_uv_timer *t, *list = h->tw__closing;
 
@@ -263,6 +265,8 @@ void tw__uv_timer_run_closed(struct tw_uv *h)
 			t->tw__cb.close(t);
 	}
 }
+
+static const struct tw__uv_layer layer = { run_ready, run_closed };
 
 /* --- the loop's own wheel --- */
 
@@ -360,6 +364,7 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 	r = tw__uv_weak_wheel(uv);
 	if (r < 0)
 		return r;
+	tw__uv_set_layer(uv, &layer);
 	t->loop = tw_uv_loop(uv);
 	t->type = TW_UV_TIMER;
 	t->tw__flags = 0;

@@ -94,6 +94,7 @@ extern "C" {
 
 struct tw_uv;
 struct tw_uv_timer;
+struct tw__uv_layer;
 
 /**
  * tw_uv_close_cb - called once a closed handle's memory may be released
@@ -122,7 +123,9 @@ struct tw_uv {
 	uint64_t tw__wakeups;    /* times tw__timer fired */
 	uint64_t tw__early;      /* ... before tw__next by the clock */
 	unsigned tw__state;
-	/* The uv_timer_t layer (<timerwheel/uv_timer.h>): */
+	/* The uv_timer_t layer (<timerwheel/uv_timer.h>), which registers
+	 * its callbacks, and its state: */
+	const struct tw__uv_layer *tw__layer;
 	struct tw_uv_timer *tw__ready;   /* fired in this wake-up, callbacks to run */
 	struct tw_uv_timer **tw__ready_tail;
 	struct tw_uv_timer *tw__closing; /* closed, callbacks to run */
