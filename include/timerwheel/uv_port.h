@@ -102,11 +102,12 @@ TW_API int tw_uv_handle_has_ref(const uv_handle_t *h);
  *
  * Calls @cb on each handle uv_walk() shows, except the handles of the
  * backends (struct tw_uv) themselves, then on each timer of the loop's
- * wheel (tw_uv_timer_init(); not those of tw_uv_timer_init_on()) that
- * has not yet been called back from its close, stopped, active or
- * closing, as uv_walk() shows a uv_timer_t. @cb may close any handle. In
- * the unlikely case that memory to list the layer's timers runs out, they
- * are not shown.
+ * wheel (tw_uv_timer_init(); not those of tw_uv_timer_init_on()),
+ * stopped, active or closing, as uv_walk() shows a uv_timer_t: a closed
+ * timer until its close callback, except once the loop's last timer was
+ * closed (its wheel goes then). @cb may close any handle. In the unlikely
+ * case that memory to list the layer's timers runs out, they are not
+ * shown.
  */
 TW_API void tw_uv_walk(uv_loop_t *loop, uv_walk_cb cb, void *arg);
 
