@@ -322,12 +322,7 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 	h->tw__state = TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN |
 		       ((flags & TW_UV_WEAK) ? TW__UV_WEAK_STATE : 0u);
 	h->tw__layer = NULL;
-	h->tw__ready = NULL;
-	h->tw__ready_tail = &h->tw__ready;
-	h->tw__closing = NULL;
-	h->tw__start_id = 0;
-	h->tw__timers = 0;
-	h->tw__ready_refs = 0;
+	h->tw__layer_state = NULL;
 	h->tw__weak = NULL;
 	tw_timer_init(&h->tw__more, tw__uv_more_fired);
 	(void)tw_set_wake(w, tw__uv_wake, h);
@@ -382,7 +377,11 @@ uint64_t tw_uv_now(void)
 static void tw__uv_closed(struct tw_uv *h, unsigned bit)
 {
 	h->tw__state &= ~bit;
-	if ((h->tw__state & (TW__UV_CLOSING | TW__UV_OPEN)) == TW__UV_CLOSING && h->tw__close_cb)
+	if ((h->tw__state & (TW__UV_CLOSING | TW__UV_OPEN)) != TW__UV_CLOSING)
+		return;
+	if (h->tw__layer != NULL)
+		h->tw__layer->release(h);
+	if (h->tw__close_cb)
 		h->tw__close_cb(h);
 }
 
@@ -410,9 +409,10 @@ static void tw__uv_on_closer(uv_handle_t *hd)
 	tw__uv_closed(h, 0);
 }
 
-void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer)
+void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer, void *state)
 {
 	h->tw__layer = layer;
+	h->tw__layer_state = state;
 }
 
 void tw__uv_closer_start(struct tw_uv *h)

@@ -25,7 +25,6 @@ enum {
 	TW__UV_TIMER_OPEN = 8u,  /* tw__timer's close callback has not run */
 	TW__UV_ASYNC_OPEN = 16u, /* tw__async's close callback has not run */
 	TW__UV_CLOSER_OPEN = 32u, /* tw__closer is closing: a batch of timer closes is due */
-	TW__UV_LOOP_WHEEL = 64u, /* the loop's own, made by tw_uv_timer_init(): gone with its last timer */
 	TW__UV_WEAK_STATE = 128u, /* TW_UV_WEAK: never hold the loop */
 	TW__UV_ADVANCING = 256u, /* in tw__uv_advance_both(): one re-arm, after both advances */
 	TW__UV_RUNNING = 512u,   /* in tw__uv_on_timer() */
@@ -59,9 +58,14 @@ struct tw__uv_layer {
 	/* When libuv runs close callbacks, after tw__uv_closer_start(): the
 	 * close callbacks of the layer's timers closed so far. */
 	void (*run_closed)(struct tw_uv *h);
+	/* The backend is closed and its handles are gone, just before its
+	 * close callback: the layer lets go of its state. */
+	void (*release)(struct tw_uv *h);
 };
 
-void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer);
+/* Once per backend: @layer's callbacks, and @state, the layer's own, kept
+ * for it in h->tw__layer_state. */
+void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer, void *state);
 
 /* uv.c: make sure a closer is on its way; its close callback calls the
  * layer's run_closed(). */

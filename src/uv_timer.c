@@ -11,10 +11,13 @@
  * - Order. libuv runs the timers due in one turn by (due ms, start id).
  *   The wheel fires a tick's timers in no particular order, so the layer's
  *   callback only queues the timer (the ready list); once the advance is
- *   over, the backend has the list sorted by that key and run, one timer
- *   at a time, as libuv's own ready queue is: a local filled, then drained.
- * - Close. A closed timer waits on the backend's closing list; the
- *   backend's closer (one uv_close() per loop turn) runs the callbacks.
+ *   over, the backend calls the layer back, which sorts the list by that
+ *   key and runs it, one timer at a time, as libuv's own ready queue is:
+ *   a local filled, then drained. A wake budget is spent on that list.
+ * - Close. A closed timer waits on the layer's closing list; the
+ *   backend's closer (one uv_close() per loop turn) calls the layer back.
+ * - The backend knows the layer only by what the layer registered with
+ *   it: its callbacks and its state (struct layer_state).
  * - Liveness. An unreferenced timer lives on the backend's weak wheel,
  *   which shares its uv timer but never holds the loop; ref and unref move
  *   an armed timer across, keeping its deadline and its start id.
@@ -31,13 +34,34 @@
 
 enum {
 	TW__UVT_UNREF = 1u,    /* tw_uv_timer_unref(): does not hold the loop */
-	TW__UVT_READY = 2u,    /* fired, on the backend's ready list */
+	TW__UVT_READY = 2u,    /* fired, on the layer's ready list */
 	TW__UVT_CLOSING = 4u,  /* tw_uv_timer_close() was called */
 	TW__UVT_LOOP = 8u,     /* of the loop's wheel (tw_uv_timer_init()) */
 	TW__UVT_PARKED = 16u,  /* ... stopped, kept on its parked wheel */
 	TW__UVT_STARTED = 32u, /* has a timer callback (tw__cb.timer) */
 	TW__UVT_UV_CB = 64u,   /* closing, tw__cb.uv_close is libuv's close callback */
 };
+
+/*
+ * The layer's state on a backend, registered with it (tw__uv_set_layer())
+ * by the first timer: embedded in the loop's wheel, allocated for a
+ * backend of the program's, and let go of when the backend is closed.
+ */
+struct layer_state {
+	struct tw_uv_timer *ready;       /* fired, callbacks to run, in libuv's order once sorted */
+	struct tw_uv_timer **ready_tail;
+	struct tw_uv_timer *closing;     /* closed, callbacks to run */
+	uint64_t start_id;               /* the next start's, as libuv's */
+	uint64_t timers;                 /* initialised, not closed */
+	uint64_t ready_refs;             /* on the ready list and referenced */
+	unsigned loop_wheel : 1;         /* the loop's own: gone with its last timer */
+	unsigned allocated : 1;
+};
+
+static struct layer_state *state_of(const struct tw_uv *h)
+{
+	return h->tw__layer_state;
+}
 
 /* now + ms, in ns, saturating at the end of 64-bit time. */
 static uint64_t deadline(uint64_t now, uint64_t ms)
@@ -55,6 +79,7 @@ static uint64_t deadline(uint64_t now, uint64_t ms)
  */
 struct loop_wheel {
 	struct tw_uv uv;
+	struct layer_state state;
 	struct tw_wheel *parked;
 	struct loop_wheel *next;
 };
@@ -97,13 +122,15 @@ static int before(const struct tw_uv_timer *a, const struct tw_uv_timer *b)
 
 static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 {
+	struct layer_state *st = state_of(h);
+
 	if (!(t->tw__flags & TW__UVT_UNREF))
-		h->tw__ready_refs--;
+		st->ready_refs--;
 	*t->tw__pprev = t->tw__next;
 	if (t->tw__next)
 		t->tw__next->tw__pprev = t->tw__pprev;
 	else
-		h->tw__ready_tail = t->tw__pprev;
+		st->ready_tail = t->tw__pprev;
 	t->tw__flags &= ~(unsigned)TW__UVT_READY;
 }
 
@@ -111,15 +138,15 @@ static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 static void fire(struct tw_timer *tt)
 {
 	struct tw_uv_timer *t = tw_container_of(tt, struct tw_uv_timer, tw__timer);
-	struct tw_uv *h = t->tw__uv;
+	struct layer_state *st = state_of(t->tw__uv);
 
 	t->tw__next = NULL;
-	t->tw__pprev = h->tw__ready_tail;
-	*h->tw__ready_tail = t;
-	h->tw__ready_tail = &t->tw__next;
+	t->tw__pprev = st->ready_tail;
+	*st->ready_tail = t;
+	st->ready_tail = &t->tw__next;
 	t->tw__flags |= TW__UVT_READY;
 	if (!(t->tw__flags & TW__UVT_UNREF))
-		h->tw__ready_refs++;
+		st->ready_refs++;
 	/* Inactive from here, as libuv's is once due: it waits parked. */
 	park(t);
 }
@@ -197,7 +224,7 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 	}
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(h, t);
-	t->tw__start_id = h->tw__start_id++;
+	t->tw__start_id = state_of(h)->start_id++;
 	return 0;
 }
 
@@ -211,22 +238,23 @@ static void disarm(struct tw_uv_timer *t)
 
 static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 {
+	struct layer_state *st = state_of(h);
 	struct tw_uv_timer *t;
 	unsigned ran = 0;
 
-	if (h->tw__ready == NULL)
+	if (st->ready == NULL)
 		return;
-	if (!sorted(h->tw__ready)) {
-		h->tw__ready = sort(h->tw__ready);
-		h->tw__ready_tail = &h->tw__ready;
-		for (t = h->tw__ready; t; t = t->tw__next) {
-			t->tw__pprev = h->tw__ready_tail;
-			h->tw__ready_tail = &t->tw__next;
+	if (!sorted(st->ready)) {
+		st->ready = sort(st->ready);
+		st->ready_tail = &st->ready;
+		for (t = st->ready; t; t = t->tw__next) {
+			t->tw__pprev = st->ready_tail;
+			st->ready_tail = &t->tw__next;
 		}
 	}
 	/* A callback may stop, restart, close or free any timer: each step
 	 * takes the head afresh, and a stopped one has left the list. */
-	while ((t = h->tw__ready) != NULL && tw_uv_wheel(h) != NULL && ran++ < budget) {
+	while ((t = st->ready) != NULL && tw_uv_wheel(h) != NULL && ran++ < budget) {
 		ready_remove(h, t);
 		/* As uv_timer_again() before the callback: from the wake-up, not
 		 * from a wheel's clock, which a spent budget may have left behind. */
@@ -234,25 +262,25 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 			(void)arm(t, now, t->tw__repeat);
 		t->tw__cb.timer(t);
 	}
-	if (h->tw__ready == NULL)
+	if (st->ready == NULL)
 		return;
 	/* The budget is spent: the rest run first in the next wake-up, which
 	 * is in the next millisecond, and hold the loop as they would armed. */
 	if (tw_uv_wheel(h) != NULL) {
-		tw__uv_wake_soon(h, h->tw__ready_refs > 0);
+		tw__uv_wake_soon(h, st->ready_refs > 0);
 		return;
 	}
 	/* The backend was closed from a callback: the rest never run. */
-	while ((t = h->tw__ready) != NULL)
+	while ((t = st->ready) != NULL)
 		ready_remove(h, t);
 }
 
 static void run_closed(struct tw_uv *h)
 {
-	struct tw_uv_timer *t, *list = h->tw__closing;
+	struct tw_uv_timer *t, *list = state_of(h)->closing;
 
 	/* Closes from these callbacks start the next batch. */
-	h->tw__closing = NULL;
+	state_of(h)->closing = NULL;
 	while ((t = list) != NULL) {
 		list = t->tw__next;
 		/* Closed: no longer referenced, as libuv's before its callback. */
@@ -266,7 +294,18 @@ static void run_closed(struct tw_uv *h)
 	}
 }
 
-static const struct tw__uv_layer layer = { run_ready, run_closed };
+static void release(struct tw_uv *h)
+{
+	if (state_of(h)->allocated)
+		free(state_of(h));
+}
+
+static const struct tw__uv_layer layer = { run_ready, run_closed, release };
+
+static void state_init(struct layer_state *st)
+{
+	st->ready_tail = &st->ready;
+}
 
 /* --- the loop's own wheel --- */
 
@@ -321,7 +360,9 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 		return NULL;
 	}
 	tw__uv_weak_adopt(&lw->uv, weak);
-	lw->uv.tw__state |= TW__UV_LOOP_WHEEL;
+	state_init(&lw->state);
+	lw->state.loop_wheel = 1;
+	tw__uv_set_layer(&lw->uv, &layer, &lw->state);
 	return lw;
 }
 
@@ -364,7 +405,15 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 	r = tw__uv_weak_wheel(uv);
 	if (r < 0)
 		return r;
-	tw__uv_set_layer(uv, &layer);
+	if (!uv->tw__layer_state) {
+		struct layer_state *st = calloc(1, sizeof(*st));
+
+		if (!st)
+			return -ENOMEM;
+		state_init(st);
+		st->allocated = 1;
+		tw__uv_set_layer(uv, &layer, st);
+	}
 	t->loop = tw_uv_loop(uv);
 	t->type = TW_UV_TIMER;
 	t->tw__flags = 0;
@@ -375,7 +424,7 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 	t->tw__start_id = 0;
 	t->tw__next = NULL;
 	t->tw__pprev = NULL;
-	uv->tw__timers++;
+	state_of(uv)->timers++;
 	return 0;
 }
 
@@ -458,7 +507,7 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 		return;
 	armed = active(t) && tw_del(wheel_of(t), &t->tw__timer) == 1;
 	if (t->tw__flags & TW__UVT_READY)
-		t->tw__uv->tw__ready_refs += ref ? 1 : (uint64_t)-1;
+		state_of(t->tw__uv)->ready_refs += ref ? 1 : (uint64_t)-1;
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);
@@ -490,10 +539,10 @@ static void close_timer(struct tw_uv_timer *t)
 	disarm(t);
 	unpark(t);
 	/* Last in, first called, as libuv runs its closing handles. */
-	t->tw__next = h->tw__closing;
-	h->tw__closing = t;
+	t->tw__next = state_of(h)->closing;
+	state_of(h)->closing = t;
 	tw__uv_closer_start(h);
-	if (--h->tw__timers == 0 && (h->tw__state & TW__UV_LOOP_WHEEL))
+	if (--state_of(h)->timers == 0 && state_of(h)->loop_wheel)
 		loop_wheel_release(h);
 }
 
@@ -571,7 +620,7 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
 	if (r == 0)
 		r = tw_walk(lw->parked, walk_one, &wk);
-	for (t = lw->uv.tw__closing; t && r == 0; t = t->tw__next)
+	for (t = lw->state.closing; t && r == 0; t = t->tw__next)
 		r = walk_collect(&wk, t);
 	for (i = 0; i < wk.n && r == 0; i++)
 		fn(wk.all[i], arg);
