@@ -166,11 +166,16 @@ int main(void)
 	show("after", &watchdog);
 	show("after", &repeat);
 
-	/* The usual shutdown: close what is left, run, close the loop. */
+	/* The usual shutdown, with timers armed (watchdog), stopped (repeat)
+	 * and closing (zero): close what is left, run, close the loop. */
 	n[0] = n[1] = 0;
 	uv_walk(&loop, walk_count, n);
 	printf("walk: %d timers, %d others\n", n[0], n[1]);
 	shutting_down = 1;
+	uv_close((uv_handle_t *)&zero, on_close); /* closing when the walk comes */
+	n[0] = n[1] = 0;
+	uv_walk(&loop, walk_count, n);
+	printf("walk: %d timers, %d others\n", n[0], n[1]);
 	uv_walk(&loop, walk_close, NULL);
 	r = uv_run(&loop, UV_RUN_DEFAULT);
 	for (int i = 0; i < nshut; i++)
