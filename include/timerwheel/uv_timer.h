@@ -199,8 +199,8 @@ TW_API int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t);
  * a timer closed after it stays closing and its callback never runs.
  *
  * Return: 0, -EINVAL if @uv or @t is NULL or @uv was closed, -ENOMEM if
- * the wheel of @uv's unreferenced timers, made by its first timer, could
- * not be allocated (nothing changed).
+ * what @uv's first timer allocates (the wheel of its unreferenced timers,
+ * the layer's state) could not be allocated (@t is left as it was).
  */
 TW_API int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t);
 
