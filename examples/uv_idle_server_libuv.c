@@ -6,12 +6,9 @@
  *
  *   uv_idle_server_libuv [IDLE_MS [PORT]]   (defaults: 5000, 0 = any free port)
  *
- * uv_idle_server_libuv.c is written against libuv's own timers, as a libuv
- * program is. uv_idle_server_port.c is the same program moved to
- * timerwheel's timer layer (<timerwheel/uv_timer.h>) by renaming: the
- * timer's type, the uv_timer_* functions, and the close of a timer with
- * its callback's parameter. examples/uv_timer_port.sed makes the one from
- * the other, and the tests check that it does.
+ * This file is written against libuv's own timers, as a libuv program is.
+ * uv_idle_server_port is the same file moved to timerwheel's timer layer
+ * without an edit: built with -include timerwheel/uv_port.h.
  *
  * Prints "listening on 127.0.0.1:PORT" once ready. SIGINT or SIGTERM closes
  * everything and prints how many connections were closed for idleness, and

@@ -39,6 +39,14 @@ static int tw__uv_arm(struct tw_uv *h, uint64_t next)
 	uint64_t due_ms = tw__uv_ceil_ms(next);
 	uint64_t timeout = due_ms > now_ms ? due_ms - now_ms : 0;
 
+	/* Due already (a timer armed at or before the wheel's now): libuv runs
+	 * a timeout of 0 in the loop's next iteration, without sleeping. Not
+	 * from our own callback: libuv would run it again in the same pass
+	 * over its timers, and a timer restarting itself so would starve the
+	 * loop; it waits for the next millisecond instead. */
+	if (timeout != 0 && !(h->tw__state & TW__UV_RUNNING) && next <= uv_hrtime())
+		timeout = 0;
+
 	if (uv_timer_start(&h->tw__timer, tw__uv_on_timer, timeout, 0) != 0)
 		return 0;
 	h->tw__starts++;
@@ -197,29 +205,40 @@ static void tw__uv_on_async(uv_async_t *async)
 		(void)tw_drain(h->tw__wheel);
 }
 
-/* Both wheels to the same now, then one re-arm for both. They share the
- * wake-up's budget, the wheel with the earlier next expiry first (the loop
- * wheel on a tie), so that neither keeps the other's due timers waiting
- * for long; a wheel left with none waits, its due timers making the
- * re-arm's next expiry now. */
+/* Both wheels to the same now, then one re-arm for both. Without the
+ * budget: the layer's timers only queue themselves here, and the layer
+ * spends the budget on their callbacks, in its order. */
 static void tw__uv_advance_both(struct tw_uv *h, uint64_t now)
 {
-	struct tw_wheel *first = h->tw__wheel, *second = h->tw__weak;
-	unsigned budget = tw_wake_budget(h->tw__wheel);
-	int fired;
-
-	if (tw_next_expiry(second) < tw_next_expiry(first)) {
-		first = h->tw__weak;
-		second = h->tw__wheel;
-	}
 	h->tw__state |= TW__UV_ADVANCING;
-	fired = tw_advance_budget(first, now, budget);
-	if (fired < 0 || (unsigned)fired < budget)
-		(void)tw_advance_budget(second, now,
-					fired > 0 && budget != UINT_MAX ? budget - (unsigned)fired : budget);
+	if (tw_advance(h->tw__wheel, now) >= 0)
+		(void)tw_advance(h->tw__weak, now);
 	h->tw__state &= ~(unsigned)TW__UV_ADVANCING;
 	if (!(h->tw__state & TW__UV_CLOSING))
 		(void)tw__uv_sync(h, h->tw__wheel, tw_next_expiry(h->tw__wheel));
+}
+
+static void tw__uv_more_fired(struct tw_timer *t)
+{
+	(void)t; /* the wake-up is all it is for */
+}
+
+static struct tw_wheel *tw__uv_more_wheel(const struct tw_uv *h)
+{
+	return (h->tw__state & TW__UV_MORE_WEAK) ? h->tw__weak : h->tw__wheel;
+}
+
+void tw__uv_wake_soon(struct tw_uv *h, int hold)
+{
+	struct tw_wheel *w;
+
+	if (tw_pending(&h->tw__more))
+		(void)tw_del(tw__uv_more_wheel(h), &h->tw__more);
+	h->tw__state = hold ? h->tw__state & ~(unsigned)TW__UV_MORE_WEAK : h->tw__state | TW__UV_MORE_WEAK;
+	w = tw__uv_more_wheel(h);
+	/* At the wheel's now: expired, so the next advance fires it, and
+	 * the backend wakes for that as for any due timer. */
+	(void)tw_add(w, &h->tw__more, tw_now(w));
 }
 
 static void tw__uv_on_timer(uv_timer_t *timer)
@@ -230,6 +249,7 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 	h->tw__wakeups++;
 	if (now < h->tw__next)
 		h->tw__early++;
+	h->tw__state |= TW__UV_RUNNING;
 	if (!h->tw__weak) {
 		/* The hook at the end of the advance re-arms us, also after
 		 * an early wake-up, where nothing fires. */
@@ -238,10 +258,11 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 		tw__uv_advance_both(h, now);
 	}
 	/* The layer's timers queued themselves in that advance: their
-	 * callbacks run now, sorted as libuv sorts them, and repeats are
-	 * re-armed from this wake-up's time. */
-	if (h->tw__ready != NULL)
-		tw__uv_timer_run_ready(h, now);
+	 * callbacks run now, sorted as libuv sorts them, as many as the
+	 * budget allows, and repeats are re-armed from this wake-up's time. */
+	if (h->tw__layer != NULL)
+		h->tw__layer->run_ready(h, now, tw_wake_budget(h->tw__wheel));
+	h->tw__state &= ~(unsigned)TW__UV_RUNNING;
 }
 
 /*
@@ -260,6 +281,10 @@ static int tw__uv_init_handles(uv_loop_t *loop, struct tw_uv *h, unsigned flags)
 		uv_close((uv_handle_t *)&h->tw__async, NULL);
 		return r;
 	}
+	/* Started once, with the callback it keeps, so that
+	 * tw__uv_is_own_handle() knows it from the first. */
+	(void)uv_timer_start(&h->tw__timer, tw__uv_on_timer, UINT64_MAX, 0);
+	uv_timer_stop(&h->tw__timer);
 	h->tw__async.data = h;
 	h->tw__timer.data = h;
 	/* Requests keep the loop alive only with TW_UV_HOLD, until
@@ -296,12 +321,10 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 	h->tw__early = 0;
 	h->tw__state = TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN |
 		       ((flags & TW_UV_WEAK) ? TW__UV_WEAK_STATE : 0u);
-	h->tw__ready = NULL;
-	h->tw__ready_tail = &h->tw__ready;
-	h->tw__closing = NULL;
-	h->tw__start_id = 0;
-	h->tw__timers = 0;
+	h->tw__layer = NULL;
+	h->tw__layer_state = NULL;
 	h->tw__weak = NULL;
+	tw_timer_init(&h->tw__more, tw__uv_more_fired);
 	(void)tw_set_wake(w, tw__uv_wake, h);
 	/* The hook hears changes from now on; timers armed already are
 	 * waited for from here. */
@@ -354,7 +377,11 @@ uint64_t tw_uv_now(void)
 static void tw__uv_closed(struct tw_uv *h, unsigned bit)
 {
 	h->tw__state &= ~bit;
-	if ((h->tw__state & (TW__UV_CLOSING | TW__UV_OPEN)) == TW__UV_CLOSING && h->tw__close_cb)
+	if ((h->tw__state & (TW__UV_CLOSING | TW__UV_OPEN)) != TW__UV_CLOSING)
+		return;
+	if (h->tw__layer != NULL)
+		h->tw__layer->release(h);
+	if (h->tw__close_cb)
 		h->tw__close_cb(h);
 }
 
@@ -378,8 +405,14 @@ static void tw__uv_on_closer(uv_handle_t *hd)
 	struct tw_uv *h = hd->data;
 
 	h->tw__state &= ~(unsigned)TW__UV_CLOSER_OPEN;
-	tw__uv_timer_run_closed(h);
+	h->tw__layer->run_closed(h);
 	tw__uv_closed(h, 0);
+}
+
+void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer, void *state)
+{
+	h->tw__layer = layer;
+	h->tw__layer_state = state;
 }
 
 void tw__uv_closer_start(struct tw_uv *h)
@@ -391,6 +424,23 @@ void tw__uv_closer_start(struct tw_uv *h)
 	h->tw__closer.data = h;
 	uv_close((uv_handle_t *)&h->tw__closer, tw__uv_on_closer);
 	h->tw__state |= TW__UV_CLOSER_OPEN;
+}
+
+/* By the callbacks they were given, which are the backend's alone. The
+ * fields are in libuv's public structs, private by name only; libuv keeps
+ * their layout within its major version. */
+int tw__uv_is_own_handle(const uv_handle_t *hd)
+{
+	switch (hd->type) {
+	case UV_TIMER:
+		return ((const uv_timer_t *)hd)->timer_cb == tw__uv_on_timer;
+	case UV_ASYNC:
+		return ((const uv_async_t *)hd)->async_cb == tw__uv_on_async;
+	case UV_IDLE:
+		return uv_is_closing(hd) && hd->close_cb == tw__uv_on_closer;
+	default:
+		return 0;
+	}
 }
 
 static void tw__uv_close_handles(void *arg)
@@ -410,6 +460,9 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 {
 	if (h == NULL || (h->tw__state & TW__UV_CLOSING))
 		return;
+	/* Never left on a wheel the program gets back. */
+	if (tw_pending(&h->tw__more))
+		(void)tw_del(tw__uv_more_wheel(h), &h->tw__more);
 	/* From here the hooks, called by the detach's own steps, do nothing. */
 	h->tw__state |= TW__UV_CLOSING;
 	h->tw__close_cb = cb;

@@ -4,11 +4,13 @@
  * share. Internal to libtimerwheel-uv.
  *
  * The layer's timers are ordinary timers of the backend's wheel. The
- * backend gives the layer three things the wheel alone cannot: a place to
- * run the callbacks of one wake-up after the advance, sorted as libuv
- * sorts them (tw__uv_timer_run_ready()); a loop turn for close callbacks
- * (the closer, a handle closed once per batch); and a wheel of its own for
- * the timers the program unreferenced (tw__uv_weak_wheel()).
+ * backend gives the layer, which registers for them (tw__uv_set_layer()),
+ * three things the wheel alone cannot: a call after each wake-up's
+ * advance, where the layer runs the callbacks sorted as libuv sorts them;
+ * a loop turn for close callbacks (the closer, a handle closed once per
+ * batch); and a wheel of its own for the timers the program unreferenced
+ * (tw__uv_weak_wheel()). The backend calls the layer only through what it
+ * registered.
  */
 #ifndef TIMERWHEEL_UV_INT_H
 #define TIMERWHEEL_UV_INT_H
@@ -23,9 +25,10 @@ enum {
 	TW__UV_TIMER_OPEN = 8u,  /* tw__timer's close callback has not run */
 	TW__UV_ASYNC_OPEN = 16u, /* tw__async's close callback has not run */
 	TW__UV_CLOSER_OPEN = 32u, /* tw__closer is closing: a batch of timer closes is due */
-	TW__UV_LOOP_WHEEL = 64u, /* the loop's own, made by tw_uv_timer_init(): gone with its last timer */
 	TW__UV_WEAK_STATE = 128u, /* TW_UV_WEAK: never hold the loop */
 	TW__UV_ADVANCING = 256u, /* in tw__uv_advance_both(): one re-arm, after both advances */
+	TW__UV_RUNNING = 512u,   /* in tw__uv_on_timer() */
+	TW__UV_MORE_WEAK = 1024u, /* tw__more is on the weak wheel */
 };
 
 #define TW__NS_PER_MS 1000000u
@@ -45,15 +48,44 @@ int tw__uv_weak_wheel(struct tw_uv *h);
 int tw__uv_weak_create(struct tw_wheel **out, uint64_t tick, uint64_t now);
 void tw__uv_weak_adopt(struct tw_uv *h, struct tw_wheel *weak);
 
-/* uv.c: make sure a closer is on its way; its close callback calls
- * tw__uv_timer_run_closed(). */
+/* What the layer registers with a backend (tw__uv_set_layer(), uv.c). */
+struct tw__uv_layer {
+	/* After the wake-up at @now advanced the wheels: the callbacks of
+	 * the timers that fired, in libuv's order, at most @budget of them
+	 * (the rest stay first in that order, for the next wake-up);
+	 * repeats are re-armed from @now. */
+	void (*run_ready)(struct tw_uv *h, uint64_t now, unsigned budget);
+	/* When libuv runs close callbacks, after tw__uv_closer_start(): the
+	 * close callbacks of the layer's timers closed so far. */
+	void (*run_closed)(struct tw_uv *h);
+	/* The backend is closed and its handles are gone, just before its
+	 * close callback: the layer lets go of its state. */
+	void (*release)(struct tw_uv *h);
+};
+
+/* Once per backend: @layer's callbacks, and @state, the layer's own, kept
+ * for it in h->tw__layer_state. */
+void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer, void *state);
+
+/* uv.c: make sure a closer is on its way; its close callback calls the
+ * layer's run_closed(). */
 void tw__uv_closer_start(struct tw_uv *h);
 
-/* uv_timer.c: the callbacks of the layer's timers that fired in the
- * wake-up at @now, in libuv's order; repeats are re-armed from @now. */
-void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now);
+/* uv.c: wake again at once (in the next millisecond), holding the loop
+ * until then if @hold: the layer has callbacks left that a budget put off. */
+void tw__uv_wake_soon(struct tw_uv *h, int hold);
 
-/* uv_timer.c: the close callbacks of the layer's timers closed so far. */
-void tw__uv_timer_run_closed(struct tw_uv *h);
+/* uv_timer.c: tw_uv_timer_close() with libuv's close callback, which is
+ * given the timer as a uv_handle_t, for <timerwheel/uv_port.h>. */
+void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb);
+
+/* uv_timer.c: call @fn on every timer of @loop's wheel (tw_uv_timer_init())
+ * not yet called back from its close, as uv_walk() would; @fn may close
+ * any. 0, or -ENOMEM (nothing called). */
+int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *arg), void *arg);
+
+/* uv.c: whether @hd is one of a backend's own handles, which uv_walk()
+ * through <timerwheel/uv_port.h> does not show. */
+int tw__uv_is_own_handle(const uv_handle_t *hd);
 
 #endif /* TIMERWHEEL_UV_INT_H */

@@ -11,10 +11,13 @@
  * - Order. libuv runs the timers due in one turn by (due ms, start id).
  *   The wheel fires a tick's timers in no particular order, so the layer's
  *   callback only queues the timer (the ready list); once the advance is
- *   over, the backend has the list sorted by that key and run, one timer
- *   at a time, as libuv's own ready queue is: a local filled, then drained.
- * - Close. A closed timer waits on the backend's closing list; the
- *   backend's closer (one uv_close() per loop turn) runs the callbacks.
+ *   over, the backend calls the layer back, which sorts the list by that
+ *   key and runs it, one timer at a time, as libuv's own ready queue is:
+ *   a local filled, then drained. A wake budget is spent on that list.
+ * - Close. A closed timer waits on the layer's closing list; the
+ *   backend's closer (one uv_close() per loop turn) calls the layer back.
+ * - The backend knows the layer only by what the layer registered with
+ *   it: its callbacks and its state (struct layer_state).
  * - Liveness. An unreferenced timer lives on the backend's weak wheel,
  *   which shares its uv timer but never holds the loop; ref and unref move
  *   an armed timer across, keeping its deadline and its start id.
@@ -30,15 +33,78 @@
 #include "uv_int.h"
 
 enum {
-	TW__UVT_UNREF = 1u,   /* tw_uv_timer_unref(): does not hold the loop */
-	TW__UVT_READY = 2u,   /* fired, on the backend's ready list */
-	TW__UVT_CLOSING = 4u, /* tw_uv_timer_close() was called */
+	TW__UVT_UNREF = 1u,    /* tw_uv_timer_unref(): does not hold the loop */
+	TW__UVT_READY = 2u,    /* fired, on the layer's ready list */
+	TW__UVT_CLOSING = 4u,  /* tw_uv_timer_close() was called */
+	TW__UVT_LOOP = 8u,     /* of the loop's wheel (tw_uv_timer_init()) */
+	TW__UVT_PARKED = 16u,  /* ... stopped, kept on its parked wheel */
+	TW__UVT_STARTED = 32u, /* has a timer callback (tw__cb.timer) */
+	TW__UVT_UV_CB = 64u,   /* closing, tw__cb.uv_close is libuv's close callback */
 };
+
+/*
+ * The layer's state on a backend, registered with it (tw__uv_set_layer())
+ * by the first timer: embedded in the loop's wheel, allocated for a
+ * backend of the program's, and let go of when the backend is closed.
+ */
+struct layer_state {
+	struct tw_uv_timer *ready;       /* fired, callbacks to run, in libuv's order once sorted */
+	struct tw_uv_timer **ready_tail;
+	struct tw_uv_timer *closing;     /* closed, callbacks to run */
+	uint64_t start_id;               /* the next start's, as libuv's */
+	uint64_t timers;                 /* initialised, not closed */
+	uint64_t ready_refs;             /* on the ready list and referenced */
+	unsigned loop_wheel : 1;         /* the loop's own: gone with its last timer */
+	unsigned allocated : 1;
+};
+
+static struct layer_state *state_of(const struct tw_uv *h)
+{
+	return h->tw__layer_state;
+}
 
 /* now + ms, in ns, saturating at the end of 64-bit time. */
 static uint64_t deadline(uint64_t now, uint64_t ms)
 {
 	return tw_deadline(now, ms > UINT64_MAX / TW__NS_PER_MS ? UINT64_MAX : ms * TW__NS_PER_MS);
+}
+
+/*
+ * The loop's wheel, and the wheel its stopped timers wait on: a wheel that
+ * is never advanced, where each sits armed for its own expiry, which it
+ * keeps (the order of a fired timer's wake-up is by it). libuv
+ * keeps a stopped timer in its loop's handle queue, which uv_walk() shows;
+ * the parked wheel is that queue for the layer, at no cost in the timer's
+ * size, and tw_walk() reads it.
+ */
+struct loop_wheel {
+	struct tw_uv uv;
+	struct layer_state state;
+	struct tw_wheel *parked;
+	struct loop_wheel *next;
+};
+
+static struct tw_wheel *parked_of(const struct tw_uv_timer *t)
+{
+	return tw_container_of(t->tw__uv, struct loop_wheel, uv)->parked;
+}
+
+/* Only a timer of the loop's wheel, whose memory is the layer's until
+ * its close calls back: the program's may be freed once stopped. */
+static void park(struct tw_uv_timer *t)
+{
+	if ((t->tw__flags & (TW__UVT_LOOP | TW__UVT_PARKED | TW__UVT_CLOSING)) != TW__UVT_LOOP)
+		return;
+	(void)tw_add(parked_of(t), &t->tw__timer, t->tw__timer.expires);
+	t->tw__flags |= TW__UVT_PARKED;
+}
+
+static void unpark(struct tw_uv_timer *t)
+{
+	if (!(t->tw__flags & TW__UVT_PARKED))
+		return;
+	(void)tw_del(parked_of(t), &t->tw__timer);
+	t->tw__flags &= ~(unsigned)TW__UVT_PARKED;
 }
 
 static uint64_t due_ms(const struct tw_uv_timer *t)
@@ -56,11 +122,15 @@ static int before(const struct tw_uv_timer *a, const struct tw_uv_timer *b)
 
 static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 {
+	struct layer_state *st = state_of(h);
+
+	if (!(t->tw__flags & TW__UVT_UNREF))
+		st->ready_refs--;
 	*t->tw__pprev = t->tw__next;
 	if (t->tw__next)
 		t->tw__next->tw__pprev = t->tw__pprev;
 	else
-		h->tw__ready_tail = t->tw__pprev;
+		st->ready_tail = t->tw__pprev;
 	t->tw__flags &= ~(unsigned)TW__UVT_READY;
 }
 
@@ -68,13 +138,17 @@ static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 static void fire(struct tw_timer *tt)
 {
 	struct tw_uv_timer *t = tw_container_of(tt, struct tw_uv_timer, tw__timer);
-	struct tw_uv *h = t->tw__uv;
+	struct layer_state *st = state_of(t->tw__uv);
 
 	t->tw__next = NULL;
-	t->tw__pprev = h->tw__ready_tail;
-	*h->tw__ready_tail = t;
-	h->tw__ready_tail = &t->tw__next;
+	t->tw__pprev = st->ready_tail;
+	*st->ready_tail = t;
+	st->ready_tail = &t->tw__next;
 	t->tw__flags |= TW__UVT_READY;
+	if (!(t->tw__flags & TW__UVT_UNREF))
+		st->ready_refs++;
+	/* Inactive from here, as libuv's is once due: it waits parked. */
+	park(t);
 }
 
 /* Merge sort of a singly linked list by before(): no allocation, and a
@@ -113,8 +187,8 @@ static int sorted(const struct tw_uv_timer *t)
 	return 1;
 }
 
-/* The wheel a timer lives on: the backend's, or the weak one. NULL once
- * the backend was closed. */
+/* The wheel a started timer lives on: the backend's, or the weak one.
+ * NULL once the backend was closed. */
 static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 {
 	struct tw_wheel *w = tw_uv_wheel(t->tw__uv);
@@ -122,17 +196,35 @@ static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
 }
 
-/* Arm (or re-arm) for @when with a new start id. */
-static int arm(struct tw_uv_timer *t, uint64_t when)
+/* Armed on the backend's wheel or the weak one, not parked. */
+static int active(const struct tw_uv_timer *t)
+{
+	return tw_pending(&t->tw__timer) && !(t->tw__flags & TW__UVT_PARKED);
+}
+
+/* Arm (or re-arm) for @when with a new start id; @ms is the timeout. A
+ * timeout of 0 is due at once: armed at the wheel's own now, which the
+ * wheel counts as expired, it fires in the next advance and the backend
+ * wakes for that without waiting for a tick (never early: nothing is
+ * earlier than a timeout of 0). */
+static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 {
 	struct tw_uv *h = t->tw__uv;
-	int r = tw_mod(wheel_of(t), &t->tw__timer, when);
+	struct tw_wheel *w = wheel_of(t);
+	uint64_t when = deadline(now, ms);
+	int r;
 
-	if (r < 0)
+	if (ms == 0 && tw_now(w) < when)
+		when = tw_now(w);
+	unpark(t);
+	r = tw_mod(w, &t->tw__timer, when);
+	if (r < 0) {
+		park(t);
 		return r;
+	}
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(h, t);
-	t->tw__start_id = h->tw__start_id++;
+	t->tw__start_id = state_of(h)->start_id++;
 	return 0;
 }
 
@@ -140,55 +232,82 @@ static void disarm(struct tw_uv_timer *t)
 {
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(t->tw__uv, t);
-	(void)tw_del(wheel_of(t), &t->tw__timer);
+	if (active(t))
+		(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
-void tw__uv_timer_run_ready(struct tw_uv *h, uint64_t now)
+static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 {
+	struct layer_state *st = state_of(h);
 	struct tw_uv_timer *t;
+	unsigned ran = 0;
 
-	if (!sorted(h->tw__ready)) {
-		h->tw__ready = sort(h->tw__ready);
-		h->tw__ready_tail = &h->tw__ready;
-		for (t = h->tw__ready; t; t = t->tw__next) {
-			t->tw__pprev = h->tw__ready_tail;
-			h->tw__ready_tail = &t->tw__next;
+	if (st->ready == NULL)
+		return;
+	if (!sorted(st->ready)) {
+		st->ready = sort(st->ready);
+		st->ready_tail = &st->ready;
+		for (t = st->ready; t; t = t->tw__next) {
+			t->tw__pprev = st->ready_tail;
+			st->ready_tail = &t->tw__next;
 		}
 	}
 	/* A callback may stop, restart, close or free any timer: each step
 	 * takes the head afresh, and a stopped one has left the list. */
-	while ((t = h->tw__ready) != NULL && tw_uv_wheel(h) != NULL) {
+	while ((t = st->ready) != NULL && tw_uv_wheel(h) != NULL && ran++ < budget) {
 		ready_remove(h, t);
 		/* As uv_timer_again() before the callback: from the wake-up, not
 		 * from a wheel's clock, which a spent budget may have left behind. */
 		if (t->tw__repeat)
-			(void)arm(t, deadline(now, t->tw__repeat));
-		t->tw__cb(t);
+			(void)arm(t, now, t->tw__repeat);
+		t->tw__cb.timer(t);
+	}
+	if (st->ready == NULL)
+		return;
+	/* The budget is spent: the rest run first in the next wake-up, which
+	 * is in the next millisecond, and hold the loop as they would armed. */
+	if (tw_uv_wheel(h) != NULL) {
+		tw__uv_wake_soon(h, st->ready_refs > 0);
+		return;
 	}
 	/* The backend was closed from a callback: the rest never run. */
-	while ((t = h->tw__ready) != NULL)
+	while ((t = st->ready) != NULL)
 		ready_remove(h, t);
 }
 
-void tw__uv_timer_run_closed(struct tw_uv *h)
+static void run_closed(struct tw_uv *h)
 {
-	struct tw_uv_timer *t, *list = h->tw__closing;
+	struct tw_uv_timer *t, *list = state_of(h)->closing;
 
 	/* Closes from these callbacks start the next batch. */
-	h->tw__closing = NULL;
+	state_of(h)->closing = NULL;
 	while ((t = list) != NULL) {
 		list = t->tw__next;
-		if (t->tw__close_cb)
-			t->tw__close_cb(t);
+		/* Closed: no longer referenced, as libuv's before its callback. */
+		t->tw__flags |= TW__UVT_UNREF;
+		if (!t->tw__cb.close)
+			continue;
+		if (t->tw__flags & TW__UVT_UV_CB)
+			t->tw__cb.uv_close((uv_handle_t *)t);
+		else
+			t->tw__cb.close(t);
 	}
 }
 
-/* --- the loop's own wheel --- */
+static void release(struct tw_uv *h)
+{
+	if (state_of(h)->allocated)
+		free(state_of(h));
+}
 
-struct loop_wheel {
-	struct tw_uv uv;
-	struct loop_wheel *next;
-};
+static const struct tw__uv_layer layer = { run_ready, run_closed, release };
+
+static void state_init(struct layer_state *st)
+{
+	st->ready_tail = &st->ready;
+}
+
+/* --- the loop's own wheel --- */
 
 static uv_once_t loops_once = UV_ONCE_INIT;
 static uv_mutex_t loops_lock;
@@ -216,6 +335,7 @@ static void loop_wheel_release(struct tw_uv *h)
 		;
 	*p = lw->next;
 	uv_mutex_unlock(&loops_lock);
+	tw_wheel_destroy(lw->parked);
 	tw_uv_close(h, loop_wheel_closed);
 }
 
@@ -223,22 +343,26 @@ static void loop_wheel_release(struct tw_uv *h)
  * the loop: a failure leaves nothing there to close. */
 static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 {
-	struct loop_wheel *lw = malloc(sizeof(*lw));
-	struct tw_wheel *weak;
+	struct loop_wheel *lw = calloc(1, sizeof(*lw));
+	struct tw_wheel *weak = NULL;
 
 	*r = lw ? tw__uv_weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
+	if (*r == 0)
+		*r = tw__uv_weak_create(&lw->parked, 0, 0);
+	if (*r == 0)
+		*r = tw_uv_init(loop, &lw->uv, NULL, 0);
 	if (*r < 0) {
-		free(lw);
-		return NULL;
-	}
-	*r = tw_uv_init(loop, &lw->uv, NULL, 0);
-	if (*r < 0) {
-		tw_wheel_destroy(weak);
+		if (weak)
+			tw_wheel_destroy(weak);
+		if (lw && lw->parked)
+			tw_wheel_destroy(lw->parked);
 		free(lw);
 		return NULL;
 	}
 	tw__uv_weak_adopt(&lw->uv, weak);
-	lw->uv.tw__state |= TW__UV_LOOP_WHEEL;
+	state_init(&lw->state);
+	lw->state.loop_wheel = 1;
+	tw__uv_set_layer(&lw->uv, &layer, &lw->state);
 	return lw;
 }
 
@@ -261,7 +385,13 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 		}
 	}
 	uv_mutex_unlock(&loops_lock);
-	return r < 0 ? r : tw_uv_timer_init_on(&lw->uv, t);
+	if (r == 0)
+		r = tw_uv_timer_init_on(&lw->uv, t);
+	if (r < 0)
+		return r;
+	t->tw__flags |= TW__UVT_LOOP;
+	park(t);
+	return 0;
 }
 
 /* --- the timer --- */
@@ -275,16 +405,26 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 	r = tw__uv_weak_wheel(uv);
 	if (r < 0)
 		return r;
+	if (!uv->tw__layer_state) {
+		struct layer_state *st = calloc(1, sizeof(*st));
+
+		if (!st)
+			return -ENOMEM;
+		state_init(st);
+		st->allocated = 1;
+		tw__uv_set_layer(uv, &layer, st);
+	}
+	t->loop = tw_uv_loop(uv);
+	t->type = TW_UV_TIMER;
+	t->tw__flags = 0;
 	tw_timer_init(&t->tw__timer, fire);
 	t->tw__uv = uv;
-	t->tw__cb = NULL;
+	t->tw__cb.timer = NULL;
 	t->tw__repeat = 0;
 	t->tw__start_id = 0;
 	t->tw__next = NULL;
 	t->tw__pprev = NULL;
-	t->tw__close_cb = NULL;
-	t->tw__flags = 0;
-	uv->tw__timers++;
+	state_of(uv)->timers++;
 	return 0;
 }
 
@@ -296,10 +436,11 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 		return -EINVAL;
 	if (!tw_uv_wheel(t->tw__uv))
 		return -EINVAL;
-	r = arm(t, deadline(tw_uv_now(), timeout));
+	r = arm(t, tw_uv_now(), timeout);
 	if (r < 0)
 		return r;
-	t->tw__cb = cb;
+	t->tw__cb.timer = cb;
+	t->tw__flags |= TW__UVT_STARTED;
 	t->tw__repeat = repeat;
 	return 0;
 }
@@ -308,19 +449,22 @@ int tw_uv_timer_stop(struct tw_uv_timer *t)
 {
 	if (!t)
 		return -EINVAL;
-	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv))
+	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (t->tw__flags & TW__UVT_CLOSING))
 		return 0;
 	disarm(t);
+	park(t);
 	return 0;
 }
 
 int tw_uv_timer_again(struct tw_uv_timer *t)
 {
-	if (!t || !t->tw__cb)
+	if (!t || !(t->tw__flags & TW__UVT_STARTED))
 		return -EINVAL;
 	if (!t->tw__repeat)
 		return 0;
-	return tw_uv_timer_start(t, t->tw__cb, t->tw__repeat, t->tw__repeat);
+	if (t->tw__flags & TW__UVT_CLOSING)
+		return -EINVAL;
+	return tw_uv_timer_start(t, t->tw__cb.timer, t->tw__repeat, t->tw__repeat);
 }
 
 void tw_uv_timer_set_repeat(struct tw_uv_timer *t, uint64_t repeat)
@@ -338,7 +482,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 {
 	uint64_t now, left;
 
-	if (!t || !tw_pending(&t->tw__timer))
+	if (!t || !active(t))
 		return 0;
 	now = tw_uv_now();
 	if (t->tw__timer.expires <= now)
@@ -349,7 +493,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 
 int tw_uv_timer_is_active(const struct tw_uv_timer *t)
 {
-	return t && tw_pending(&t->tw__timer);
+	return t && active(t);
 }
 
 /* An armed timer moves to the other wheel with its deadline and start id:
@@ -361,7 +505,9 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 
 	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
-	armed = tw_del(wheel_of(t), &t->tw__timer) == 1;
+	armed = active(t) && tw_del(wheel_of(t), &t->tw__timer) == 1;
+	if (t->tw__flags & TW__UVT_READY)
+		state_of(t->tw__uv)->ready_refs += ref ? 1 : (uint64_t)-1;
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);
@@ -384,27 +530,100 @@ int tw_uv_timer_has_ref(const struct tw_uv_timer *t)
 	return t && !(t->tw__flags & TW__UVT_UNREF);
 }
 
-void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb)
+static void close_timer(struct tw_uv_timer *t)
 {
-	struct tw_uv *h;
+	struct tw_uv *h = t->tw__uv;
 
-	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
-		return;
-	h = t->tw__uv;
-	t->tw__flags |= TW__UVT_CLOSING;
-	t->tw__close_cb = cb;
 	if (!tw_uv_wheel(h))
 		return; /* the backend is gone: see the header */
 	disarm(t);
+	unpark(t);
 	/* Last in, first called, as libuv runs its closing handles. */
-	t->tw__next = h->tw__closing;
-	h->tw__closing = t;
+	t->tw__next = state_of(h)->closing;
+	state_of(h)->closing = t;
 	tw__uv_closer_start(h);
-	if (--h->tw__timers == 0 && (h->tw__state & TW__UV_LOOP_WHEEL))
+	if (--state_of(h)->timers == 0 && state_of(h)->loop_wheel)
 		loop_wheel_release(h);
+}
+
+void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb)
+{
+	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
+		return;
+	t->tw__flags |= TW__UVT_CLOSING;
+	t->tw__cb.close = cb;
+	close_timer(t);
+}
+
+void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb)
+{
+	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
+		return;
+	t->tw__flags |= TW__UVT_CLOSING | TW__UVT_UV_CB;
+	t->tw__cb.uv_close = cb;
+	close_timer(t);
 }
 
 int tw_uv_timer_is_closing(const struct tw_uv_timer *t)
 {
 	return t && (t->tw__flags & TW__UVT_CLOSING) != 0;
+}
+
+/* --- what uv_walk() shows of the layer --- */
+
+struct walk {
+	struct tw_uv_timer **all;
+	size_t n, cap;
+};
+
+static int walk_collect(struct walk *wk, struct tw_uv_timer *t)
+{
+	if (wk->n == wk->cap) {
+		size_t cap = wk->cap ? 2 * wk->cap : 64;
+		struct tw_uv_timer **all = realloc(wk->all, cap * sizeof(*all));
+
+		if (!all)
+			return -ENOMEM;
+		wk->all = all;
+		wk->cap = cap;
+	}
+	wk->all[wk->n++] = t;
+	return 0;
+}
+
+static int walk_one(struct tw_timer *tt, uint64_t expires, void *arg)
+{
+	(void)expires;
+	return walk_collect(arg, tw_container_of(tt, struct tw_uv_timer, tw__timer));
+}
+
+int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *arg), void *arg)
+{
+	struct walk wk = { NULL, 0, 0 };
+	struct loop_wheel *lw;
+	struct tw_uv_timer *t;
+	int r = 0;
+	size_t i;
+
+	uv_once(&loops_once, loops_init);
+	uv_mutex_lock(&loops_lock);
+	for (lw = loops; lw && tw_uv_loop(&lw->uv) != loop; lw = lw->next)
+		;
+	uv_mutex_unlock(&loops_lock);
+	if (!lw)
+		return 0;
+	/* Every timer of the loop's wheel is on one of its three wheels or,
+	 * closing, on the closing list until its callback: all collected
+	 * first, as libuv's walk takes its queue, so @fn may close any. */
+	r = tw_walk(tw_uv_wheel(&lw->uv), walk_one, &wk);
+	if (r == 0)
+		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
+	if (r == 0)
+		r = tw_walk(lw->parked, walk_one, &wk);
+	for (t = lw->state.closing; t && r == 0; t = t->tw__next)
+		r = walk_collect(&wk, t);
+	for (i = 0; i < wk.n && r == 0; i++)
+		fn(wk.all[i], arg);
+	free(wk.all);
+	return r;
 }

@@ -94,6 +94,7 @@ extern "C" {
 
 struct tw_uv;
 struct tw_uv_timer;
+struct tw__uv_layer;
 
 /**
  * tw_uv_close_cb - called once a closed handle's memory may be released
@@ -122,14 +123,14 @@ struct tw_uv {
 	uint64_t tw__wakeups;    /* times tw__timer fired */
 	uint64_t tw__early;      /* ... before tw__next by the clock */
 	unsigned tw__state;
-	/* The uv_timer_t layer (<timerwheel/uv_timer.h>): */
-	struct tw_uv_timer *tw__ready;   /* fired in this wake-up, callbacks to run */
-	struct tw_uv_timer **tw__ready_tail;
-	struct tw_uv_timer *tw__closing; /* closed, callbacks to run */
-	uv_idle_t tw__closer;            /* its uv_close() runs them, as libuv would */
-	uint64_t tw__start_id;           /* next start id, as libuv's */
-	uint64_t tw__timers;             /* layer timers initialised, not closed */
-	struct tw_wheel *tw__weak;       /* the layer's unreferenced timers */
+	/* For a layer on the backend (the uv_timer_t layer of
+	 * <timerwheel/uv_timer.h>): what it registered, and what the backend
+	 * offers it. */
+	const struct tw__uv_layer *tw__layer;
+	void *tw__layer_state;
+	uv_idle_t tw__closer;            /* closed to call the layer back with libuv's close callbacks */
+	struct tw_wheel *tw__weak;       /* a second wheel, which never holds the loop */
+	struct tw_timer tw__more;        /* due at once, for a wake-up in the next ms */
 };
 
 /**

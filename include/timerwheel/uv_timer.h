@@ -21,9 +21,13 @@
  * native timers, uv_loop_close() succeeds only once every timer is closed.
  * A program that wants a tick, a slack or flags of its own creates its
  * struct tw_uv and uses tw_uv_timer_init_on() instead. One uv_timer_t and
- * one uv_async_t per wheel serve every timer of the layer: a program that
- * closes every handle uv_walk() shows it must skip those two (their data
- * is the struct tw_uv).
+ * one uv_async_t per wheel serve every timer of the layer. uv_walk()
+ * through <timerwheel/uv_port.h> (tw_uv_walk()) hides those and shows the
+ * loop's timers instead, with the type TW_UV_TIMER, so the usual shutdown
+ * (walk, close every handle, run the loop, uv_loop_close()) ends cleanly.
+ *
+ * No edit to the program: <timerwheel/uv_port.h> gives the layer libuv's
+ * spelling (uv_timer_t, uv_timer_start(), uv_close(), uv_walk(), ...).
  *
  * Order, as libuv's. The timers of one wheel that fire in the same wake-up
  * run in the order of their due millisecond (the deadline in uv_hrtime()
@@ -34,7 +38,14 @@
  * fires in the same wake-up, so for the loop's wheel the order holds for
  * all of them; with a coarser tick or a slack, timers of different wake-ups
  * run in the order of their wake-ups. The core API's timers on the same
- * wheel are not part of this order, and cost nothing for it.
+ * wheel are not part of this order, and cost nothing for it. A wake budget
+ * (tw_set_wake_budget() on the backend's wheel) keeps the order: a
+ * wake-up runs at most that many of the layer's callbacks, the first in
+ * the order, and the rest run first in the next wake-up, a millisecond
+ * later, holding the loop meanwhile if one of them is referenced. On a
+ * backend with timers of the layer, the budget counts only the layer's
+ * callbacks: the program's own tw_timer timers on its wheel fire all in
+ * their wake-up.
  *
  * Liveness, as libuv's. The loop stays alive while a timer is active and
  * referenced (tw_uv_timer_unref() takes one out, as uv_unref()), or while a
@@ -50,7 +61,8 @@
  * callback runs from the loop when libuv runs uv_close() callbacks, so
  * after a close outside the loop one uv_run(loop, UV_RUN_ONCE) runs it;
  * the timer's memory may be released from then on. Closes in one loop turn
- * call back last first, as libuv's do.
+ * call back last first, as libuv's do, the layer's together (see
+ * tw_uv_timer_close()).
  *
  * Where the contract differs from libuv's:
  *
@@ -61,11 +73,15 @@
  *   by default; a default slack in tw_uv_init()'s config widens that to its
  *   window, see "Slack" in timerwheel.h).
  * - A timer due in this wake-up whose callback has not run yet is not
- *   active (tw_uv_timer_is_active() is 0), as in libuv from 1.45 on;
+ *   active (tw_uv_timer_is_active() is 0), as in libuv from 1.45 on (1.44,
+ *   Debian 12's, says 1);
  *   stopping or restarting it from an earlier callback still keeps its
  *   callback from running.
- * - A timer started with timeout 0 from a callback fires in the next
- *   wake-up, never in the one that runs the callback (no livelock).
+ * - A timeout of 0 is due at once and runs in the loop's next iteration
+ *   without the loop sleeping, as libuv's; started from a callback of the
+ *   layer's timers it waits for the next millisecond instead, where libuv
+ *   1.44 runs it in the same pass over its timers (a timer that restarts
+ *   itself so starves the loop there).
  * - Deadlines saturate at the end of 64-bit nanoseconds (see
  *   tw_uv_timer_start()).
  * - Errors are negative errno values (-EINVAL), which on Unix equal libuv's
@@ -84,6 +100,7 @@
 #ifndef TIMERWHEEL_UV_TIMER_H
 #define TIMERWHEEL_UV_TIMER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <timerwheel/uv.h>
@@ -108,24 +125,50 @@ typedef void (*tw_uv_timer_cb)(struct tw_uv_timer *t);
 typedef void (*tw_uv_timer_close_cb)(struct tw_uv_timer *t);
 
 /**
+ * TW_UV_TIMER - the type of a timer of the layer, in tw_uv_timer_t.type
+ *
+ * A value libuv never uses for a handle type: <timerwheel/uv_port.h>
+ * tells the layer's timers from libuv's handles by it, and names it
+ * UV_TIMER for the ported program.
+ */
+#define TW_UV_TIMER ((uv_handle_type)0x7477)
+
+/**
  * struct tw_uv_timer - a timer in libuv's terms, on a wheel
  * @data: free for the program, like uv_handle_t.data
+ * @loop: the loop, read-only, like uv_handle_t.loop
+ * @type: TW_UV_TIMER, read-only, like uv_handle_t.type
  *
- * Allocated by the program, as a uv_timer_t is. Fields whose names start
- * with tw__ are private.
+ * Allocated by the program, as a uv_timer_t is. The three public fields
+ * sit where uv_handle_t has them, so a pointer to the timer cast to
+ * uv_handle_t * reads them as libuv's own handles' (uv_handle_get_data(),
+ * uv_handle_get_loop(), uv_handle_get_type() work on it); every other
+ * uv_ function must not be given one, except through
+ * <timerwheel/uv_port.h>. Fields whose names start with tw__ are private.
  */
 struct tw_uv_timer {
 	void *data;
+	uv_loop_t *loop;
+	uv_handle_type type;
+	unsigned tw__flags;
 	struct tw_timer tw__timer;
 	struct tw_uv *tw__uv;
-	tw_uv_timer_cb tw__cb;
+	union {                         /* the timer's, then once closing its close callback */
+		tw_uv_timer_cb timer;
+		tw_uv_timer_close_cb close;
+		uv_close_cb uv_close;
+	} tw__cb;
 	uint64_t tw__repeat;            /* ms */
 	uint64_t tw__start_id;          /* orders timers due in the same ms */
 	struct tw_uv_timer *tw__next;   /* on the ready or the closing list */
 	struct tw_uv_timer **tw__pprev; /* ... the ready list */
-	tw_uv_timer_close_cb tw__close_cb;
-	unsigned tw__flags;
 };
+
+#define TW__UV_AS_HANDLE(f) (offsetof(struct tw_uv_timer, f) == offsetof(uv_handle_t, f))
+typedef char tw__uv_timer_prefix_check[(TW__UV_AS_HANDLE(data) && TW__UV_AS_HANDLE(loop) &&
+					TW__UV_AS_HANDLE(type)) ? 1 : -1];
+typedef char tw__uv_timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_uv_timer) <= 112) ? 1 : -1];
+#undef TW__UV_AS_HANDLE
 
 /**
  * tw_uv_timer_init - prepare a timer on the loop's wheel, as uv_timer_init()
@@ -156,8 +199,8 @@ TW_API int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t);
  * a timer closed after it stays closing and its callback never runs.
  *
  * Return: 0, -EINVAL if @uv or @t is NULL or @uv was closed, -ENOMEM if
- * the wheel of @uv's unreferenced timers, made by its first timer, could
- * not be allocated (nothing changed).
+ * what @uv's first timer allocates (the wheel of its unreferenced timers,
+ * the layer's state) could not be allocated (@t is left as it was).
  */
 TW_API int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t);
 
@@ -165,8 +208,9 @@ TW_API int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t);
  * tw_uv_timer_start - start a timer, as uv_timer_start()
  * @t:       an initialised timer, stopped or started (it is restarted)
  * @cb:      called when it fires
- * @timeout: ms from now (tw_uv_now()) to the first firing; 0 fires in the
- *           first turn of the loop that reaches the next tick
+ * @timeout: ms from now (tw_uv_now()) to the first firing; 0 is due at
+ *           once: the loop's next iteration runs it without sleeping (from
+ *           a callback of the layer's timers, the first after the next ms)
  * @repeat:  ms between later firings, each counted from the loop's wake-up
  *           that fired the previous one; 0 fires once
  *
@@ -271,8 +315,12 @@ TW_API int tw_uv_timer_has_ref(const struct tw_uv_timer *t);
  *
  * The timer stops at once and can no longer be started (-EINVAL). @cb runs
  * in the loop turn under way, or in the next one if called outside the
- * loop or from a close callback, exactly when a uv_close() made at the
- * same point would call back. Until then the loop stays alive. Closing the
+ * loop or from a close callback: in the turn in which a uv_close() made at
+ * the same point would call back. Until then the loop stays alive. Within
+ * the turn, the layer's closes call back last first, as libuv's do, but
+ * together, where the first of them stands among the uv_close() calls of
+ * the turn: uv_close() of n, this of t, uv_close() of m, this of u call
+ * back m, u, t, n, where libuv (t and u uv_timer_t) calls back u, m, t, n. Closing the
  * last timer of the loop's wheel (tw_uv_timer_init()) closes that wheel in
  * the same turn, so uv_loop_close() succeeds after it.
  */

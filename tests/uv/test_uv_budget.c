@@ -318,12 +318,76 @@ static void test_budget_spent_by_unreferenced_repeats(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* A budget keeps the layer's order: 60 timers of one timeout, every
+ * third unreferenced (the other wheel), under a budget of 5, fire 5 per
+ * wake-up over 12 wake-ups, all in start order. Each batch holds a
+ * referenced timer, so the loop waits for every one. */
+enum { ORDER_TIMERS = 60, ORDER_BUDGET = 5 };
+static struct tw_uv_timer order_t[ORDER_TIMERS];
+static int order_fired[ORDER_TIMERS], order_n;
+static unsigned order_most, order_in_wakeup, order_wakeups;
+static uint64_t order_wakeup;
+
+static void order_cb(struct tw_uv_timer *t)
+{
+	struct tw_uv_stats st;
+
+	assert_int_equal(tw_uv_get_stats(t->data, &st), 0);
+	if (st.wakeups != order_wakeup) {
+		order_wakeup = st.wakeups;
+		order_in_wakeup = 0;
+		order_wakeups++;
+	}
+	if (++order_in_wakeup > order_most)
+		order_most = order_in_wakeup;
+	order_fired[order_n++] = (int)(t - order_t);
+}
+
+static void test_budget_keeps_start_order(void **state)
+{
+	uv_loop_t loop;
+	struct tw_uv backend;
+	int inversions = 0;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(tw_uv_init(&loop, &backend, NULL, 0), 0);
+	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(&backend), ORDER_BUDGET), 0);
+	for (int i = 0; i < ORDER_TIMERS; i++) {
+		assert_int_equal(tw_uv_timer_init_on(&backend, &order_t[i]), 0);
+		order_t[i].data = &backend;
+	}
+	/* Started in a shuffled order of the array: the order is the start's. */
+	for (int k = 0; k < ORDER_TIMERS; k++) {
+		int i = (k * 7) % ORDER_TIMERS;
+
+		assert_int_equal(tw_uv_timer_start(&order_t[i], order_cb, 3, 0), 0);
+		if (k % 3 == 2)
+			tw_uv_timer_unref(&order_t[i]);
+	}
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	for (int k = 0; k < order_n; k++)
+		if (order_fired[k] != (k * 7) % ORDER_TIMERS)
+			inversions++;
+	printf("# %d fired over %u wake-ups, at most %u in one (budget %d), %d out of start order\n",
+	       order_n, order_wakeups, order_most, ORDER_BUDGET, inversions);
+	assert_int_equal(order_n, ORDER_TIMERS);
+	assert_int_equal(order_most, ORDER_BUDGET);
+	assert_int_equal(inversions, 0);
+	for (int i = 0; i < ORDER_TIMERS; i++)
+		tw_uv_timer_close(&order_t[i], NULL);
+	tw_uv_close(&backend, NULL);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_no_budget),
 		cmocka_unit_test(test_budget_shared_by_unreferenced),
+		cmocka_unit_test(test_budget_keeps_start_order),
 		cmocka_unit_test(test_budget_spent_by_unreferenced_repeats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

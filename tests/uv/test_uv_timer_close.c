@@ -365,6 +365,48 @@ static void test_program_wheel(void **state)
 	assert_int_equal(uv_run(&loop, UV_RUN_ONCE), 0);
 }
 
+/* The order of close callbacks in one turn, native and layer mixed: native
+ * n, layer t, native m, layer u closed in that order call back m u t n.
+ * libuv, had t and u been uv_timer_t, would call back u m t n (last first):
+ * the layer's closes of a turn call back together, where its first close
+ * of the turn stands. The header says so. */
+static char order[8];
+static int norder;
+
+static void order_native_cb(uv_handle_t *h)
+{
+	order[norder++] = *(const char *)h->data;
+}
+
+static void order_layer_cb(tw_uv_timer_t *t)
+{
+	order[norder++] = *(const char *)t->data;
+}
+
+static void test_mixed_close_order(void **state)
+{
+	static uv_timer_t n, m;
+	static tw_uv_timer_t t, u;
+
+	(void)state;
+	norder = 0;
+	assert_int_equal(uv_timer_init(&loop, &n), 0);
+	assert_int_equal(uv_timer_init(&loop, &m), 0);
+	assert_int_equal(tw_uv_timer_init(&loop, &t), 0);
+	assert_int_equal(tw_uv_timer_init(&loop, &u), 0);
+	n.data = "n";
+	m.data = "m";
+	t.data = "t";
+	u.data = "u";
+	uv_close((uv_handle_t *)&n, order_native_cb);
+	tw_uv_timer_close(&t, order_layer_cb);
+	uv_close((uv_handle_t *)&m, order_native_cb);
+	tw_uv_timer_close(&u, order_layer_cb);
+	assert_int_equal(run_once(), 0);
+	assert_int_equal(norder, 4);
+	assert_memory_equal(order, "mutn", 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +419,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_loop_wheel_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loops_in_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_wheel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mixed_close_order, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

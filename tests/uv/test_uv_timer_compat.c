@@ -250,8 +250,8 @@ static void test_huge_repeat(void **state)
 }
 
 /* libuv "timer_run_once": UV_RUN_ONCE runs a due timer once; a timer
- * started with timeout 0 fires in the first turn that reaches the next
- * tick (libuv: the next turn), and one with 1 ms in a later turn. */
+ * started with timeout 0 outside the loop fires in the next turn, as
+ * libuv's, and one with 1 ms in a later turn. */
 static void test_run_once(void **state)
 {
 	struct probe p = { 0 };
@@ -259,8 +259,7 @@ static void test_run_once(void **state)
 	(void)state;
 	assert_int_equal(tw_uv_timer_init_on(&backend, &p.t), 0);
 	probe_start(&p, 0, 0);
-	for (int turns = 0; p.calls == 0 && turns < 1000; turns++)
-		uv_run(&loop, UV_RUN_ONCE);
+	uv_run(&loop, UV_RUN_ONCE);
 	assert_int_equal(p.calls, 1);
 	probe_start(&p, 1, 0);
 	for (int turns = 0; p.calls == 1 && turns < 1000; turns++)
@@ -268,6 +267,49 @@ static void test_run_once(void **state)
 	assert_int_equal(p.calls, 2);
 	assert_true(p.fired_at >= p.started + 1 * MS);
 	assert_int_equal(uv_run(&loop, UV_RUN_NOWAIT), 0);
+}
+
+/* libuv "metrics_idle_time_zero": timers started with timeout 0, on the
+ * loop's wheel, outside the loop and from another handle's callback (an
+ * idle handle's, which stops itself), run without the loop sleeping at
+ * all: its idle time stays 0. */
+static struct tw_uv_timer zero_timer;
+static int zero_calls;
+
+static void zero_cb(struct tw_uv_timer *t)
+{
+	(void)t;
+	zero_calls++;
+}
+
+static void zero_from_idle(uv_idle_t *c)
+{
+	assert_int_equal(tw_uv_timer_start(&zero_timer, zero_cb, 0, 0), 0);
+	uv_idle_stop(c);
+}
+
+static void test_zero_no_sleep(void **state)
+{
+	uv_loop_t l;
+	uv_idle_t c;
+
+	(void)state;
+	zero_calls = 0;
+	assert_int_equal(uv_loop_init(&l), 0);
+	assert_int_equal(uv_loop_configure(&l, UV_METRICS_IDLE_TIME), 0);
+	assert_int_equal(tw_uv_timer_init(&l, &zero_timer), 0);
+	assert_int_equal(tw_uv_timer_start(&zero_timer, zero_cb, 0, 0), 0);
+	assert_int_equal(uv_run(&l, UV_RUN_DEFAULT), 0);
+	assert_int_equal(zero_calls, 1);
+	assert_int_equal(uv_idle_init(&l, &c), 0);
+	assert_int_equal(uv_idle_start(&c, zero_from_idle), 0);
+	assert_int_equal(uv_run(&l, UV_RUN_DEFAULT), 0);
+	assert_int_equal(zero_calls, 2);
+	assert_true(uv_metrics_idle_time(&l) == 0);
+	uv_close((uv_handle_t *)&c, NULL);
+	tw_uv_timer_close(&zero_timer, NULL);
+	assert_int_equal(uv_run(&l, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&l), 0);
 }
 
 /* libuv "timer_null_callback": starting without a callback is refused and
@@ -500,6 +542,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_huge_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_repeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_once, setup, teardown),
+		cmocka_unit_test(test_zero_no_sleep),
 		cmocka_unit_test_setup_teardown(test_null_callback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_double_call, setup, teardown),
