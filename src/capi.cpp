@@ -111,7 +111,8 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 	if (err)
 		return err;
 	if (!tw::debug::wheel_created(w, w->id)) {
-		w->release();
+		w->destroy();
+		tw::release_if_unused(w);
 		return -ENOMEM;
 	}
 	*out = w;
@@ -120,23 +121,6 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 	return tw_wheel::create(out, tick_ns, slot_bits, slack_ns, now);
 #endif
 }
-
-} // extern "C"
-
-// Every path that may release a wheel's memory ends here. The debug
-// registry forgets the wheel before its memory goes, so that another
-// thread's new wheel at the same address is never mistaken for it.
-void tw::release_if_unused(tw_wheel *w)
-{
-	if (!w->unused())
-		return;
-#if TW_DEBUG_CHECKS
-	tw::debug::wheel_freed(w);
-#endif
-	w->release();
-}
-
-extern "C" {
 
 TW_API void tw_wheel_destroy(tw_wheel *w)
 {

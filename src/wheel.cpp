@@ -70,14 +70,15 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	unsigned levels = (bits + slot_bits - 1) / slot_bits;
 	size_t nslots = static_cast<size_t>(levels) << slot_bits;
 	static_assert(sizeof(tw::slot) % alignof(uint64_t) == 0, "slots follow the bitmaps");
-	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, bytes(levels, slot_bits)));
-	if (!w)
+	uint32_t id = tw::ids::take();
+	if (!id)
 		return -ENOMEM;
-	w->id = tw::ids::take();
-	if (!w->id) {
-		free(w);
+	tw_wheel *w = static_cast<tw_wheel *>(calloc(1, bytes(levels, slot_bits)));
+	if (!w) {
+		tw::ids::give_back(id);
 		return -ENOMEM;
 	}
+	w->id = id;
 	w->tick_ns = tick_ns;
 	w->per_tick = tw::divider::by(tick_ns);
 	w->slot_bits = slot_bits;
@@ -162,14 +163,34 @@ void tw_wheel::destroy()
 	exact_arms = false;  // arms are refused, by add()
 	quiet_below = 0;     // and advances, by advance_slow()
 	requests.refuse();
-	// What other threads queued completes with -ESHUTDOWN, and the backend
-	// hears that the wheel is empty now and stops its OS timer. From a
-	// callback, both wait until the advance ends (advance_events()): a cancel
-	// of the running timer must not be done before its callback returns.
-	if (!running()) {
-		drain();
-		notify_now(UINT64_MAX);
-	}
+	// From a callback, the rest waits until the advance ends
+	// (advance_events()): a cancel of the running timer must not be done
+	// before its callback returns.
+	if (!running())
+		settle_destroyed();
+}
+
+// A destroyed wheel, outside callbacks: what other threads queued
+// completes with -ESHUTDOWN, and the backend hears that the wheel is empty
+// now and stops its OS timer.
+void tw_wheel::settle_destroyed()
+{
+	drain();
+	notify_now(UINT64_MAX);
+}
+
+// The one place where a wheel's memory goes: when nobody holds it any
+// longer (the lifetime, tw_wheel::holds). The debug registry forgets the
+// wheel first, so that another thread's new wheel at the same address is
+// never mistaken for it.
+void tw::release_if_unused(tw_wheel *w)
+{
+	if (!w->unused())
+		return;
+#if TW_DEBUG_CHECKS
+	tw::debug::wheel_freed(w);
+#endif
+	w->release();
 }
 
 // The queue was closed when the wheel was destroyed: a post that raced
@@ -282,10 +303,10 @@ uint64_t tw_wheel::slot_bound(size_t index) const
 // cost no wake-up of their own.
 uint64_t tw_wheel::next_firing_tick() const
 {
-	if (!level_mask)
+	unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
+	if (!first_occupied(&level, &slot))
 		return UINT64_MAX;
-	unsigned level = tw::lsb64(level_mask);
-	return slot_bound(index_of(level, tw::lsb64(occupied[level])));
+	return slot_bound(index_of(level, slot));
 }
 
 uint64_t tw_wheel::next_expiry() const
@@ -693,10 +714,10 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level, tw_timer **ea
 // first); UINT64_MAX when the wheel's slots are empty.
 inline uint64_t tw_wheel::next_event_tick() const
 {
-	if (!level_mask)
+	unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
+	if (!first_occupied(&level, &slot))
 		return UINT64_MAX;
-	unsigned level = tw::lsb64(level_mask);
-	return slot_start_at(level, tw::lsb64(occupied[level]));
+	return slot_start_at(level, slot);
 }
 
 // Move the clock to `target_tick` one event at a time, cascading higher
@@ -714,9 +735,8 @@ inline uint64_t tw_wheel::next_event_tick() const
 // rule's search looks for it where the descent would have put it.
 void tw_wheel::collect_expired_timers(uint64_t target_tick)
 {
-	while (level_mask) {
-		unsigned level = tw::lsb64(level_mask);
-		unsigned slot = tw::lsb64(occupied[level]);
+	unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
+	while (first_occupied(&level, &slot)) {
 		uint64_t event = slot_start_at(level, slot);
 		if (event > target_tick)
 			break;
@@ -981,7 +1001,7 @@ TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned
 }
 
 // A wheel destroyed by a callback is released before this returns if
-// nobody else holds it (tw::release_if_unused(), the C API's).
+// nobody else holds it (tw::release_if_unused()).
 TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
 {
 	quiet_below = 0; // callbacks may call tw_advance(), and refuse_advance() answers
@@ -1001,8 +1021,7 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, uns
 	now_ns = now;
 	int fired = due.first ? run_expired_timers(budget) : 0;
 	if (destroyed()) {
-		drain();
-		notify_now(UINT64_MAX);
+		settle_destroyed();
 		tw::release_if_unused(this);
 		return fired;
 	}

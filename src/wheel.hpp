@@ -18,6 +18,10 @@
 
 namespace tw {
 
+// Free a wheel that nobody holds any longer (the debug registry forgets it
+// first): every path that may end a wheel's life calls it.
+void release_if_unused(tw_wheel *w);
+
 // Where a timer is, in tw_timer::tw__where.
 enum : uint16_t {
 	where_idle = 0,
@@ -57,7 +61,8 @@ constexpr uint8_t timer_magic = 0x7b;
 //   tw_set_notify(fn), (NULL)    + hook, - hook: a backend reads the wheel
 //                                again when its OS timer fires
 //   the hook's call              + in_hook, - in_hook: it may remove itself
-//   holds == 0                   released (capi.cpp, tw::release_if_unused())
+//   holds == 0                   released (tw::release_if_unused(), the only
+//                                place that frees a wheel)
 enum : uint8_t {
 	held_by_program = 1,
 	held_by_advance = 2,
@@ -276,9 +281,8 @@ struct tw_wheel {
 	{
 		return (holds & (tw::held_by_program | tw::held_by_advance)) != tw::held_by_program;
 	}
-	// Nobody holds the wheel any longer: release() it.
+	// Nobody holds the wheel any longer: tw::release_if_unused() frees it.
 	bool unused() const { return !holds; }
-	void release();
 	void set_notify(tw_notify_fn fn, void *arg);
 
 	int add(tw_timer *t, uint64_t expires, uint64_t slack);
@@ -355,6 +359,17 @@ struct tw_wheel {
 	}
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
+	// The first occupied bucket: the first occupied slot of the lowest
+	// non-empty level (level.hpp says why no other slot comes first). The
+	// one scan for it, whoever asks; false when the slots are empty.
+	bool first_occupied(unsigned *level, unsigned *slot) const
+	{
+		if (!level_mask)
+			return false;
+		*level = tw::lsb64(level_mask);
+		*slot = tw::lsb64(occupied[*level]);
+		return true;
+	}
 	uint64_t next_firing_tick() const;
 	uint64_t next_event_tick() const;
 	uint64_t calc_quiet() const;
@@ -370,6 +385,9 @@ struct tw_wheel {
 	bool stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const;
 
 private:
+	friend void tw::release_if_unused(tw_wheel *w);
+	void release();
+	void settle_destroyed();
 	void fill_level_tables();
 	void idle_all_timers();
 	void claim(tw_timer *t, uint64_t expires);
@@ -458,11 +476,6 @@ inline bool tw_wheel::stays_later(const tw_timer *t, uint64_t expires, uint64_t 
 	return later;
 }
 
-namespace tw {
-// Free a wheel that nobody holds any longer (capi.cpp: the debug registry
-// forgets it first).
-void release_if_unused(tw_wheel *w);
-} // namespace tw
 
 // tw_forward() without the argument checks: t idle, period > 0.
 uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period);
