@@ -112,7 +112,7 @@ struct request_payload {
 };
 
 // Apply a request on the owner's thread through the entry of the call it
-// stands for: tw_mod(), tw_mod_range() or tw_del() (capi.cpp).
+// stands for: tw_mod(), tw_mod_range() or tw_del() (entry.cpp).
 int apply_request(tw_wheel *w, const request_payload &p);
 
 // The state word, tw_request::tw__state: phase, a waiter flag, the

@@ -3,7 +3,7 @@
 // Requests from other threads, the wheel's side and the poster's: the
 // owner applies the queued requests (request_queue.hpp) at the start of
 // each advance, each through the entry the owner's own tw_mod(),
-// tw_mod_range() or tw_del() takes (tw::apply_request(), capi.cpp). So the
+// tw_mod_range() or tw_del() takes (tw::apply_request(), entry.cpp). So the
 // wheel itself stays single-threaded: no timer, list or counter is ever
 // touched by another thread, and the owner's own calls cost nothing more.
 // A poster that waits for its request sleeps on it (park.hpp).
