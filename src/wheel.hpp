@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // struct tw_wheel: the state of one hierarchical timing wheel, and the
-// invariants it keeps. The algorithm is in wheel.cpp; check.cpp verifies
-// the invariants one by one, under the names given here.
+// invariants it keeps. The algorithm is in wheel.cpp, place.hpp, arm.cpp
+// and advance.cpp; check.cpp verifies the invariants one by one, under the
+// names given here.
 #ifndef TW_WHEEL_HPP
 #define TW_WHEEL_HPP
 
@@ -332,7 +333,7 @@ struct tw_wheel {
 	static size_t index_of(const tw_timer *t) { return t->tw__where - tw::where_slot0; }
 	static uint16_t where_of(size_t index) { return static_cast<uint16_t>(tw::where_slot0 + index); }
 
-	// helpers shared by wheel.cpp, check.cpp and dump.cpp
+	// helpers shared by the algorithm, check.cpp and dump.cpp
 	uint64_t tick_of_now(uint64_t ns) const;
 	// The clock's tick for `ns`, given its quotient by the tick: that
 	// quotient, except that UINT64_MAX reaches the last tick.
@@ -370,8 +371,16 @@ struct tw_wheel {
 		*slot = tw::lsb64(occupied[*level]);
 		return true;
 	}
+	// The tick of the wheel's next event, the start of the first occupied
+	// bucket; UINT64_MAX when the wheel's slots are empty.
+	uint64_t next_event_tick() const
+	{
+		unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
+		if (!first_occupied(&level, &slot))
+			return UINT64_MAX;
+		return slot_start_at(level, slot);
+	}
 	uint64_t next_firing_tick() const;
-	uint64_t next_event_tick() const;
 	uint64_t calc_quiet() const;
 	// The bound for a next event at tick `event`: no later than the last
 	// whole tick, whose quotient UINT64_MAX shares (tick_of_now()).

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+//
+// Placement: the steps that put a timer into a bucket or on the due list
+// and take it off again, shared by the arms (arm.cpp) and the cascades
+// (advance.cpp) and inlined into both. Placement itself exists once: an
+// exact timer goes through enqueue_exact(), a timer with a window through
+// enqueue(), and both name the bucket calc_wheel_index() names.
+#ifndef TW_PLACE_HPP
+#define TW_PLACE_HPP
+
+#include "compiler.hpp"
+#include "level.hpp"
+#include "wheel.hpp"
+
+// The few steps of tw_add/tw_mod/tw_del that other paths share, inlined
+// into them: a call each would cost as much as the step.
+#define TW_HOT_INLINE inline TW_ALWAYS_INLINE
+#define TW_HOT_LAMBDA TW_ALWAYS_INLINE
+
+// Put a timer whose firing tick lies after the clock into slot `index`,
+// which calc_wheel_index() gave for that tick, in lane `lane` (its low
+// bits). The lanes need no counter of their own: an arm takes its expiry's
+// tick, a cascade the count of its placements. Timers armed for one tick
+// share a lane, so a slot full of them is walked as one chain.
+TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick, uint64_t lane)
+{
+	unsigned level = level_of(index);
+	slots[index].push(t, static_cast<unsigned>(lane), tick, exp_tick);
+	t->tw__where = where_of(index);
+	occupied[level] |= uint64_t{1} << slot_of(index);
+	level_mask |= uint64_t{1} << level;
+}
+
+// An idle timer becomes this wheel's, armed for `expires`.
+TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
+{
+	t->expires = expires;
+	t->tw__owner = id;
+	stats.armed++; // and count()
+}
+
+// Place a claimed timer whose expiry's tick lies after the clock, firing at
+// fire_tick(exp_tick, align), in the slot calc_wheel_index() gives for it.
+TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned align)
+{
+	set_window(t, align);
+	uint64_t tick = fire_tick(exp_tick, align);
+	size_t index = calc_wheel_index(tick);
+	lower_quiet(slot_start(index));
+	enqueue(t, index, tick, exp_tick, exp_tick);
+}
+
+// A timer's alignment, and the bound every search of opened windows
+// relies on (the window rule).
+TW_HOT_INLINE void tw_wheel::set_window(tw_timer *t, unsigned align)
+{
+	tw::set_align(t, align);
+	if (align > widest)
+		widest = align;
+}
+
+// Arm an idle timer for a window of `slack` ticks after its expiry's tick.
+TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
+{
+	claim(t, expires);
+	if (expires <= now_ns) {
+		// Due now. A periodic timer keeps its alignment for its re-arms.
+		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
+		make_due(t);
+		due_arms++;
+		quiet_below = 0;
+		return;
+	}
+	uint64_t exp_tick = tick_of_expiry(expires);
+	place(t, exp_tick, window_align(t, exp_tick, slack));
+}
+
+// The last timer left slot `index`.
+inline void tw_wheel::emptied(size_t index)
+{
+	slots[index].min_tick = slots[index].min_open = UINT64_MAX;
+	unsigned level = level_of(index);
+	occupied[level] &= ~(uint64_t{1} << slot_of(index));
+	if (!occupied[level])
+		level_mask &= ~(uint64_t{1} << level);
+}
+
+TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
+{
+	TW_ASSERT(*t->tw__pprev == t, "links");
+	TW_ASSERT(count() > 0, "count");
+	// Every list is an hlist, the due list too: a timer with a successor
+	// leaves any of them the same way, and only the last one of a list
+	// asks which list it was on.
+	if (tw::hlist_del(t))
+		unlinked_last(t);
+	t->tw__where = tw::where_idle;
+	t->tw__owner = 0;
+}
+
+// The timer just unlinked was the last of its list: of the due list (or
+// of `ready`, detached from it), whose tail may move, or of a slot's lane,
+// which may leave the slot empty.
+inline void tw_wheel::unlinked_last(tw_timer *t)
+{
+	if (t->tw__where == tw::where_due) {
+		due.unlinked_last(t);
+		return;
+	}
+	size_t index = index_of(t);
+	if (slots[index].empty())
+		emptied(index);
+}
+
+// An exact timer, firing at `tick`, after the clock, goes straight to its
+// slot: no window to align to, the firing tick the expiry's own. The level
+// and slot are computed here and used as they are, rather than encoded in
+// an index and taken apart again. The default geometry (default_geometry)
+// has this path with its tick and slot width as constants: `ms` is a
+// constant at every call, and `bits` wherever `ms` is true. An arm (`arming`) lowers the quiet
+// rule's bound; a cascade, inside an advance, need not. Returns the level.
+TW_HOT_INLINE unsigned tw_wheel::enqueue_exact(tw_timer *t, uint64_t tick, uint64_t lane, bool ms, unsigned bits,
+					       bool arming)
+{
+	unsigned b = tw::msb64(tick ^ now_tick);
+	unsigned shift = shift_of_bit[b];
+	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
+	TW_ASSERT(digits << shift == slot_start(calc_wheel_index(tick)), "quiet");
+	if (arming)
+		lower_quiet(digits << shift);
+	uint64_t slot = digits & ((uint64_t{1} << bits) - 1);
+	unsigned level = level_of_bit[b];
+	size_t where = where0_of_bit[b] + slot;
+	TW_ASSERT(where == where_of(calc_wheel_index(tick)), "bitmaps");
+	// The bitmaps and slots follow the wheel in its allocation (create()):
+	// with the default geometry, at offsets known here.
+	uint64_t *bits_at = ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
+	tw::slot *slots_at = ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
+	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
+	tw::set_bit64(&bits_at[level], slot);
+	tw::set_bit64(&level_mask, level);
+	t->tw__where = static_cast<uint16_t>(where);
+	slots_at[where - tw::where_slot0].push_exact(t, static_cast<unsigned>(lane), tick);
+	return level;
+}
+
+#endif
