@@ -94,7 +94,7 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 
 void tw_wheel::place_again(tw_timer **chains, unsigned from_level, tw_timer **early)
 {
-	if (default_geometry)
+	if (default_geometry())
 		place_from<true>(chains, from_level, early);
 	else
 		place_from<false>(chains, from_level, early);
@@ -137,7 +137,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			for (tw_timer *t = early, *next; t; t = next) {
 				next = t->tw__next;
 				// After what came due before: no earlier than the slot's start.
-				TW_ASSERT(tick_of_expiry(t->expires, default_geometry) >= event, "stay");
+				TW_ASSERT(tick_of_expiry(t->expires, default_geometry()) >= event, "stay");
 				make_due(t);
 			}
 			return;

@@ -65,7 +65,7 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 	if (TW_UNLIKELY(destroyed()))
 		return -EINVAL;
 	if (!slack && expires > now_ns) {
-		if (default_geometry)
+		if (default_geometry())
 			arm_exact(t, expires, true, TW_DEFAULT_SLOT_BITS);
 		else
 			arm_exact(t, expires, false, slot_bits);

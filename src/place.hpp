@@ -115,7 +115,7 @@ inline void tw_wheel::unlinked_last(tw_timer *t)
 // An exact timer, firing at `tick`, after the clock, goes straight to its
 // slot: no window to align to, the firing tick the expiry's own. The level
 // and slot are computed here and used as they are, rather than encoded in
-// an index and taken apart again. The default geometry (default_geometry)
+// an index and taken apart again. The default geometry (default_geometry())
 // has this path with its tick and slot width as constants: `ms` is a
 // constant at every call, and `bits` wherever `ms` is true. An arm (`arming`) lowers the quiet
 // rule's bound; a cascade, inside an advance, need not. Returns the level.

@@ -50,12 +50,46 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 	return n;
 }
 
+// The tick of UINT64_MAX ns, rounded up: the last one a wheel counts.
+uint64_t tw::geometry::last_tick_for(uint64_t tick_ns)
+{
+	return UINT64_MAX / tick_ns + (UINT64_MAX % tick_ns != 0);
+}
+
+// The levels it takes to cover every tick up to the last: no clamping, no
+// silent wrap.
+unsigned tw::geometry::levels_for(uint64_t tick_ns, unsigned slot_bits)
+{
+	return (tw::bit_width(last_tick_for(tick_ns)) + slot_bits - 1) / slot_bits;
+}
+
+// The per-bit and per-level tables spare the hot paths a division by
+// slot_bits: the level, shift and first slot's `where` of each tick bit,
+// and each level's shift and the mask of the clock's bits above it.
+void tw::geometry::init(uint64_t tick, unsigned bits)
+{
+	tick_ns = tick;
+	per_tick = divider::by(tick);
+	slot_bits = bits;
+	slot_mask = (uint64_t{1} << bits) - 1;
+	levels = levels_for(tick, bits);
+	last_tick = last_tick_for(tick);
+	last_whole_tick = UINT64_MAX / tick;
+	for (unsigned b = 0; b < 64; b++) {
+		level_of_bit[b] = static_cast<uint8_t>(b / bits);
+		shift_of_bit[b] = static_cast<uint8_t>(b / bits * bits);
+		where0_of_bit[b] = where_of(index_of(level_of_bit[b], 0));
+	}
+	for (unsigned level = 0; level < levels; level++) {
+		unsigned above = (level + 1) * bits;
+		level_shift[level] = static_cast<uint8_t>(level * bits);
+		level_high[level] = above >= 64 ? 0 : ~((uint64_t{1} << above) - 1);
+	}
+}
+
 int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now)
 {
-	uint64_t last_tick = UINT64_MAX / tick_ns + (UINT64_MAX % tick_ns != 0);
-	unsigned bits = tw::bit_width(last_tick);
-	unsigned levels = (bits + slot_bits - 1) / slot_bits;
-	size_t nslots = static_cast<size_t>(levels) << slot_bits;
+	unsigned levels = levels_for(tick_ns, slot_bits);
 	static_assert(sizeof(tw::slot) % alignof(uint64_t) == 0, "slots follow the bitmaps");
 	uint32_t id = tw::ids::take();
 	if (!id)
@@ -66,50 +100,25 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 		return -ENOMEM;
 	}
 	w->id = id;
-	w->tick_ns = tick_ns;
-	w->per_tick = tw::divider::by(tick_ns);
-	w->slot_bits = slot_bits;
-	w->slot_mask = (uint64_t{1} << slot_bits) - 1;
-	w->levels = levels;
-	w->last_tick = last_tick;
-	w->last_whole_tick = UINT64_MAX / tick_ns;
+	w->init(tick_ns, slot_bits);
+	TW_ASSERT(!w->default_geometry() || w->levels == default_levels, "bitmaps");
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
 	w->woke_tick = w->now_tick;
 	w->quiet_below = w->last_whole_tick; // empty: no event
 	w->default_slack = w->slack_ticks(slack_ns);
-	w->default_geometry = w->per_tick.how == tw::divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS;
-	TW_ASSERT(!w->default_geometry || levels == default_levels, "bitmaps");
-	w->exact_arms = w->default_geometry && !w->default_slack;
+	w->exact_arms = w->default_geometry() && !w->default_slack;
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
-	for (size_t i = 0; i < nslots; i++)
+	for (size_t i = 0; i < w->nslots(); i++)
 		w->slots[i].clear();
 	w->due.init();
 	w->notified = 0; // no hook yet: see set_notify()
 	w->requests.init();
 	w->holds = tw::held_by_program;
 	w->wake_budget = no_budget;
-	w->fill_level_tables();
 	*out = w;
 	return 0;
-}
-
-// The per-bit and per-level tables that spare the hot paths a division
-// by slot_bits: the level, shift and first slot's `where` of each tick bit,
-// and each level's shift and the mask of the clock's bits above it.
-void tw_wheel::fill_level_tables()
-{
-	for (unsigned b = 0; b < 64; b++) {
-		level_of_bit[b] = static_cast<uint8_t>(b / slot_bits);
-		shift_of_bit[b] = static_cast<uint8_t>(b / slot_bits * slot_bits);
-		where0_of_bit[b] = where_of(index_of(level_of_bit[b], 0));
-	}
-	for (unsigned level = 0; level < levels; level++) {
-		unsigned above = (level + 1) * slot_bits;
-		level_shift[level] = static_cast<uint8_t>(level * slot_bits);
-		level_high[level] = above >= 64 ? 0 : ~((uint64_t{1} << above) - 1);
-	}
 }
 
 // Every armed timer becomes idle and the wheel empty. The lists are

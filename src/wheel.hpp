@@ -154,45 +154,20 @@ struct slot {
 
 } // namespace tw
 
-// The invariants, outside a call (tw_check names them when one breaks, and
-// debug builds assert each by name where the code relies on it, TW_ASSERT):
+namespace tw {
+
+// The parts of a wheel, each held by value in struct tw_wheel (as a base,
+// so that the algorithm names their fields as its own), each with the
+// invariants it keeps. tw_check names an invariant when one breaks, and
+// debug builds assert each by name where the code relies on it
+// (TW_ASSERT). The hot fields of an arm, a cancel and a re-arm come first:
+// the clock, the lifetime, the bucket bitmaps' word, the hook and the
+// counters share the wheel's first two cache lines.
+
+// The clock.
 //
 //  clock     now_tick is now_ns's tick (rounded down; UINT64_MAX reaches the
 //            last tick).
-//  notified  the hook was never told a time later than the next expiry, so
-//            a backend never sleeps past a timer.
-//  bitmaps   a slot's bit in occupied[] is set iff the slot holds a timer,
-//            and a level's bit in level_mask iff its bitmap is not zero.
-//  ahead     a level's occupied slots all lie after the clock's digit at
-//            that level, so the next event is a plain bit scan away.
-//  links     every armed timer is linked where its tw__where says, its
-//            pprev points at the pointer that points at it, it carries this
-//            wheel's id and was initialised.
-//  due       the due list's tail is its last timer's next field; `ready`
-//            holds timers only while callbacks run.
-//  bound     a slot's min_tick is no later than any of its timers' firing
-//            ticks, its min_open no later than the expiry ticks of those
-//            with a window, and both are UINT64_MAX when it is empty. (An
-//            exact timer's expiry tick is its firing tick, after the clock
-//            while it is in a slot: no search for opened windows takes it.)
-//  stay      a timer in a slot has a firing tick after the clock, and
-//            stays() holds for its slot: the slot comes due no later than
-//            that tick, and places it again then (a cascade fires a timer
-//            only at its firing tick). tw_mod() leaves a timer where it is
-//            while that holds (a later exact re-arm, or an earlier or
-//            windowed one that its slot still serves).
-//  open      a timer in a slot has an expiry tick after woke_tick, the
-//            clock's tick at the last wake-up (an advance that reached the
-//            next expiry): a wake-up fires the timers whose window has
-//            opened, not only those whose firing tick has come
-//            (fire_open_windows()). Between wake-ups, a timer may wait in
-//            its slot with its window open, and fires by its firing tick.
-//  window    a timer with a window is in the slot that calc_wheel_index()
-//            gives for its firing tick, where the search for opened windows
-//            looks, or in a slot that comes due before its expiry's tick,
-//            which then places it again before its window opens (both are
-//            in stays()); its alignment is at most `widest`.
-//  count     count() is the number of timers on all the lists.
 //  quiet     quiet_below is no later than the next event's tick (the first
 //            occupied slot's start, next_event_tick()) nor the last whole
 //            tick, and is 0 while the due list holds a timer, while an
@@ -202,47 +177,151 @@ struct slot {
 //            lowers it to its slot's start; a removal leaves it low, an
 //            advance with events leaves it 0, and the next advance that
 //            finds nothing to do computes it again.
-//
-// A timer's firing tick is fire_tick() of its expiry's tick and its
-// alignment: the expiry's tick itself for an exact timer.
-struct tw_wheel {
-	uint64_t tick_ns;
-	tw::divider per_tick; // n / tick_ns without a divide instruction (divide.hpp)
+//  open      a timer in a slot has an expiry tick after woke_tick, the
+//            clock's tick at the last wake-up (an advance that reached the
+//            next expiry): a wake-up fires the timers whose window has
+//            opened, not only those whose firing tick has come
+//            (fire_open_windows()). Between wake-ups, a timer may wait in
+//            its slot with its window open, and fires by its firing tick.
+struct wheel_clock {
 	uint64_t now_ns;
 	uint64_t now_tick;
 	uint64_t quiet_below; // an advance to an earlier tick only moves the clock (the quiet rule)
-	uint64_t last_tick; // the tick of now == UINT64_MAX: expiries round up to at most this
-	uint64_t last_whole_tick; // the last tick whose start fits in 64-bit ns
-	unsigned slot_bits;
-	unsigned levels;
-	uint64_t slot_mask;
-	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
-	unsigned widest;        // no timer in a slot has a larger alignment; 0: all are exact
-	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
-	uint64_t woke_tick;     // the clock's tick at the last wake-up (the open rule)
-	uint32_t id;      // stamped into armed timers, to refuse timers of other wheels
-	uint8_t holds;    // who holds the wheel: tw::held_by_program and the others
-	bool default_geometry; // a 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: see enqueue_exact()
-	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()
-	// count(), the armed timers, is derived from counters that the paths
-	// which arm and remove keep anyway: stats.armed counts the timers
-	// claimed from idle (stats_now() adds in_place), and each removal is
-	// cancelled, fired, moved (unlinked by tw_mod to be claimed again) or
-	// idled by destroy().
+	uint64_t woke_tick;   // the clock's tick at the last wake-up (the open rule)
+};
+
+// The lifetime: who holds the wheel (the transitions are listed with
+// held_by_program above), and whether arms take the fast way.
+struct lifetime {
+	uint32_t id;     // stamped into armed timers, to refuse timers of other wheels
+	uint8_t holds;   // who holds the wheel: tw::held_by_program and the others
+	bool exact_arms; // the default geometry, no default slack, not destroyed: add_default()
+};
+
+// The buckets: levels << slot_bits slots, level by level, and the bitmaps
+// that find the occupied ones (first_occupied()).
+//
+//  bitmaps   a slot's bit in occupied[] is set iff the slot holds a timer,
+//            and a level's bit in level_mask iff its bitmap is not zero.
+//  ahead     a level's occupied slots all lie after the clock's digit at
+//            that level, so the next event is a plain bit scan away.
+//  bound     a slot's min_tick is no later than any of its timers' firing
+//            ticks, its min_open no later than the expiry ticks of those
+//            with a window, and both are UINT64_MAX when it is empty. (An
+//            exact timer's expiry tick is its firing tick, after the clock
+//            while it is in a slot: no search for opened windows takes it.)
+struct buckets {
+	uint64_t level_mask; // bit l: level l has an occupied slot
+	uint64_t *occupied;  // per level: bit j set iff slot j is non-empty
+	slot *slots;         // levels << slot_bits buckets, level by level
+};
+
+// The notify hook.
+//
+//  notified  the hook was never told a time later than the next expiry, so
+//            a backend never sleeps past a timer.
+struct hook {
+	tw_notify_fn notify;
+	void *notify_arg;
+	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
+};
+
+// The due queue.
+//
+//  due       the due list's tail is its last timer's next field; `ready`
+//            holds timers only while callbacks run.
+struct due_queue {
+	tail_list due;   // timers whose time has come, in the order they came due
+	tw_timer *ready; // while running: the due list detached, its callbacks not yet run
+};
+
+// The counters. count(), the armed timers, is derived from counters that
+// the paths which arm and remove keep anyway: stats.armed counts the timers
+// claimed from idle (stats_now() adds in_place), and each removal is
+// cancelled, fired, moved (unlinked by tw_mod to be claimed again) or
+// idled by destroy().
+//
+//  count     count() is the number of timers on all the lists.
+struct counters {
+	tw_stats stats; // read through stats_now(): `advances` here counts those that fired
 	uint64_t in_place; // tw_mod() re-arms that left the timer where it was
 	uint64_t moved;
 	uint64_t idled;
 	uint64_t due_arms; // claims that went to the due list, not into a slot (stats_now())
+};
 
-	uint64_t level_mask;   // bit l: level l has an occupied slot
-	uint64_t *occupied;    // per level: bit j set iff slot j is non-empty
-	tw::slot *slots;       // levels << slot_bits buckets, level by level
-	tw::tail_list due;     // timers whose time has come, in the order they came due
-	tw_timer *ready;       // while running: the due list detached, its callbacks not yet run
+// The geometry: the tick, the slot width and the levels, fixed at create(),
+// and the per-bit and per-level tables that spare the hot paths a division
+// by slot_bits.
+struct geometry {
+	uint64_t tick_ns;
+	divider per_tick;         // n / tick_ns without a divide instruction (divide.hpp)
+	uint64_t last_tick;       // the tick of now == UINT64_MAX: expiries round up to at most this
+	uint64_t last_whole_tick; // the last tick whose start fits in 64-bit ns
+	unsigned slot_bits;
+	unsigned levels;
+	uint64_t slot_mask;
+	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
+	uint8_t shift_of_bit[64]; // the first tick bit of that level's digit
+	uint16_t where0_of_bit[64]; // where_of() the level's first slot
+	// Per level, for slot_start_at(): the first tick bit of its digit
+	// (level * slot_bits), and the mask of the clock's bits above it.
+	uint8_t level_shift[64];
+	uint64_t level_high[64];
 
-	tw_notify_fn notify;
-	void *notify_arg;
-	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
+	// A 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: the
+	// geometry whose constants enqueue_exact() compiles in.
+	bool default_geometry() const { return per_tick.how == divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS; }
+	static uint64_t last_tick_for(uint64_t tick_ns);
+	static unsigned levels_for(uint64_t tick_ns, unsigned slot_bits);
+	void init(uint64_t tick_ns, unsigned slot_bits);
+	size_t nslots() const { return static_cast<size_t>(levels) << slot_bits; }
+	// A bucket is named by one index, level by level; these are the only
+	// places that know how.
+	size_t index_of(unsigned level, unsigned slot) const { return (static_cast<size_t>(level) << slot_bits) | slot; }
+	unsigned level_of(size_t index) const { return static_cast<unsigned>(index >> slot_bits); }
+	unsigned slot_of(size_t index) const { return static_cast<unsigned>(index & slot_mask); }
+	static uint16_t where_of(size_t index) { return static_cast<uint16_t>(where_slot0 + index); }
+};
+
+// The lateness histogram (tw_get_lateness(), lateness.cpp).
+struct lateness_histogram {
+	uint64_t late[TW_LATENESS_BUCKETS]; // firings by lateness's bit width
+	uint64_t late_max;
+};
+
+} // namespace tw
+
+// The invariants that tie the parts together, outside a call:
+//
+//  links     every armed timer is linked where its tw__where says, its
+//            pprev points at the pointer that points at it, it carries this
+//            wheel's id and was initialised.
+//  stay      a timer in a slot has a firing tick after the clock, and
+//            stays() holds for its slot: the slot comes due no later than
+//            that tick, and places it again then (a cascade fires a timer
+//            only at its firing tick). tw_mod() leaves a timer where it is
+//            while that holds (a later exact re-arm, or an earlier or
+//            windowed one that its slot still serves).
+//  window    a timer with a window is in the slot that calc_wheel_index()
+//            gives for its firing tick, where the search for opened windows
+//            looks, or in a slot that comes due before its expiry's tick,
+//            which then places it again before its window opens (both are
+//            in stays()); its alignment is at most `widest`.
+//
+// A timer's firing tick is fire_tick() of its expiry's tick and its
+// alignment: the expiry's tick itself for an exact timer.
+struct tw_wheel : tw::wheel_clock,
+		  tw::lifetime,
+		  tw::buckets,
+		  tw::hook,
+		  tw::due_queue,
+		  tw::counters,
+		  tw::geometry,
+		  tw::lateness_histogram {
+	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
+	unsigned widest;        // no timer in a slot has a larger alignment; 0: all are exact (the window rule)
+	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
 
 	// Requests from other threads (request_queue.hpp): the only fields
 	// that posting threads touch, and only through __atomic builtins. A
@@ -253,17 +332,6 @@ struct tw_wheel {
 	char posters_apart[64];
 	tw::request_queue requests;
 	char owner_apart[64];
-
-	tw_stats stats; // read through stats_now(): `advances` here counts those that fired
-	uint64_t late[TW_LATENESS_BUCKETS]; // tw_get_lateness(): firings by lateness (lateness.cpp)
-	uint64_t late_max;
-	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
-	uint8_t shift_of_bit[64]; // the first tick bit of that level's digit
-	uint16_t where0_of_bit[64]; // where_of() the level's first slot
-	// Per level, for slot_start_at(): the first tick bit of its digit
-	// (level * slot_bits), and the mask of the clock's bits above it.
-	uint8_t level_shift[64];
-	uint64_t level_high[64];
 
 	static constexpr unsigned default_levels = 8; // of the default geometry (level.hpp)
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
@@ -323,15 +391,10 @@ struct tw_wheel {
 	void dump(FILE *out, bool verbose) const;
 	int walk(tw_walk_fn fn, void *arg) const;
 
-	// A bucket is named by one index, level by level; these are the only
-	// places that know how.
-	size_t nslots() const { return static_cast<size_t>(levels) << slot_bits; }
-	size_t index_of(unsigned level, unsigned slot) const { return (static_cast<size_t>(level) << slot_bits) | slot; }
-	unsigned level_of(size_t index) const { return static_cast<unsigned>(index >> slot_bits); }
-	unsigned slot_of(size_t index) const { return static_cast<unsigned>(index & slot_mask); }
+	// The bucket a timer in a slot is in (geometry::index_of() names them).
 	static bool in_slot(const tw_timer *t) { return t->tw__where >= tw::where_slot0; }
+	using tw::geometry::index_of;
 	static size_t index_of(const tw_timer *t) { return t->tw__where - tw::where_slot0; }
-	static uint16_t where_of(size_t index) { return static_cast<uint16_t>(tw::where_slot0 + index); }
 
 	// helpers shared by the algorithm, check.cpp and dump.cpp
 	uint64_t tick_of_now(uint64_t ns) const;
@@ -397,7 +460,6 @@ private:
 	friend void tw::release_if_unused(tw_wheel *w);
 	void release();
 	void settle_destroyed();
-	void fill_level_tables();
 	void idle_all_timers();
 	void claim(tw_timer *t, uint64_t expires);
 	void place(tw_timer *t, uint64_t exp_tick, unsigned align);
