@@ -52,13 +52,20 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 // wherever its expiry now belongs if it was re-armed later while it waited
 // (see mod()), which may be a coarser level. Only the moves to a finer
 // level (or from a higher level to the due list) count as cascaded. An
-// exact timer takes the arm's path (enqueue_exact()), with the default
-// geometry's constants when the wheel has them (`Ms`).
+// timer takes the arm's placement (enqueue()), with the default geometry's
+// constants when the wheel has them (`Ms`).
 //
 // For the last event by an advance's target (`early` given, see
 // collect_expired_timers()), the clock is already at the target, and the
 // timers that come due are chained on *early, in no order, for the caller
 // to put in order.
+// A cascade's timer with a window, out of line: inlined, it would take
+// registers that the exact timers' loop needs.
+template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint64_t exp_tick, unsigned align)
+{
+	return enqueue<Ms>(t, fire_tick(exp_tick, align), exp_tick, stats.placed++, false);
+}
+
 template <bool Ms>
 void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **early)
 {
@@ -80,12 +87,10 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 			}
 			to_level = 0;
 		} else if (!align) {
-			to_level = enqueue_exact(t, exp_tick, stats.placed++, Ms, Ms ? TW_DEFAULT_SLOT_BITS : slot_bits, false);
+			// the arms' placements are derived (stats_now())
+			to_level = enqueue<Ms>(t, exp_tick, tw::no_open, stats.placed++, false);
 		} else {
-			uint64_t tick = fire_tick(exp_tick, align);
-			size_t index = calc_wheel_index(tick);
-			enqueue(t, index, tick, exp_tick, stats.placed++); // the arms' placements are derived (stats_now())
-			to_level = level_of(index);
+			to_level = place_window<Ms>(t, exp_tick, align);
 		}
 		if (to_level < from_level)
 			stats.cascaded++;
@@ -94,7 +99,7 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 
 void tw_wheel::place_again(tw_timer **chains, unsigned from_level, tw_timer **early)
 {
-	if (default_geometry())
+	if (default_geometry)
 		place_from<true>(chains, from_level, early);
 	else
 		place_from<false>(chains, from_level, early);
@@ -137,7 +142,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			for (tw_timer *t = early, *next; t; t = next) {
 				next = t->tw__next;
 				// After what came due before: no earlier than the slot's start.
-				TW_ASSERT(tick_of_expiry(t->expires, default_geometry()) >= event, "stay");
+				TW_ASSERT(tick_of_expiry(t->expires, default_geometry) >= event, "stay");
 				make_due(t);
 			}
 			return;

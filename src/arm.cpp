@@ -27,16 +27,6 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 		notify_now(next);
 }
 
-// The everyday arm: an idle timer, exact, for a later tick. Its lane is
-// its tick's (see enqueue()).
-TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits)
-{
-	claim(t, expires);
-	tw::clear_align(t);
-	uint64_t tick = tick_of_expiry(expires, ms);
-	enqueue_exact(t, tick, tick, ms, bits, true);
-}
-
 // tw_add() on a wheel of the default geometry without default slack
 // (exact_arms): an idle timer for a later time is armed here, in a
 // function that makes no call on this path, so saves only the registers
@@ -44,7 +34,7 @@ TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires, bool ms, u
 int tw_wheel::add_default(tw_timer *t, uint64_t expires)
 {
 	if (exact_arms && t->tw__where == tw::where_idle && expires > now_ns) {
-		arm_exact(t, expires, true, TW_DEFAULT_SLOT_BITS);
+		arm_exact<true>(t, expires);
 		if (TW_UNLIKELY(notify != nullptr))
 			return notify_added(expires);
 		return 0;
@@ -64,14 +54,7 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 		return -EBUSY;
 	if (TW_UNLIKELY(destroyed()))
 		return -EINVAL;
-	if (!slack && expires > now_ns) {
-		if (default_geometry())
-			arm_exact(t, expires, true, TW_DEFAULT_SLOT_BITS);
-		else
-			arm_exact(t, expires, false, slot_bits);
-	} else {
-		arm(t, expires, slack);
-	}
+	arm(t, expires, slack);
 	notify_armed(expires, true);
 	return 0;
 }

@@ -17,20 +17,6 @@
 #define TW_HOT_INLINE inline TW_ALWAYS_INLINE
 #define TW_HOT_LAMBDA TW_ALWAYS_INLINE
 
-// Put a timer whose firing tick lies after the clock into slot `index`,
-// which calc_wheel_index() gave for that tick, in lane `lane` (its low
-// bits). The lanes need no counter of their own: an arm takes its expiry's
-// tick, a cascade the count of its placements. Timers armed for one tick
-// share a lane, so a slot full of them is walked as one chain.
-TW_HOT_INLINE void tw_wheel::enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick, uint64_t lane)
-{
-	unsigned level = level_of(index);
-	slots[index].push(t, static_cast<unsigned>(lane), tick, exp_tick);
-	t->tw__where = where_of(index);
-	occupied[level] |= uint64_t{1} << slot_of(index);
-	level_mask |= uint64_t{1} << level;
-}
-
 // An idle timer becomes this wheel's, armed for `expires`.
 TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 {
@@ -44,10 +30,7 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned align)
 {
 	set_window(t, align);
-	uint64_t tick = fire_tick(exp_tick, align);
-	size_t index = calc_wheel_index(tick);
-	lower_quiet(slot_start(index));
-	enqueue(t, index, tick, exp_tick, exp_tick);
+	enqueue<false>(t, fire_tick(exp_tick, align), align ? exp_tick : tw::no_open, exp_tick, true);
 }
 
 // A timer's alignment, and the bound every search of opened windows
@@ -59,9 +42,20 @@ TW_HOT_INLINE void tw_wheel::set_window(tw_timer *t, unsigned align)
 		widest = align;
 }
 
-// Arm an idle timer for a window of `slack` ticks after its expiry's tick.
+// Arm an idle timer for a window of `slack` ticks after its expiry's tick:
+// the one way, whichever call arms it (tw_add(), tw_mod() of an idle
+// timer, a periodic timer's re-arm). An exact timer for a later tick takes
+// arm_exact(), which add_default() also takes, where the wheel's geometry
+// and window already say that it would.
 TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 {
+	if (!slack && expires > now_ns) {
+		if (default_geometry)
+			arm_exact<true>(t, expires);
+		else
+			arm_exact<false>(t, expires);
+		return;
+	}
 	claim(t, expires);
 	if (expires <= now_ns) {
 		// Due now. A periodic timer keeps its alignment for its re-arms.
@@ -112,16 +106,22 @@ inline void tw_wheel::unlinked_last(tw_timer *t)
 		emptied(index);
 }
 
-// An exact timer, firing at `tick`, after the clock, goes straight to its
-// slot: no window to align to, the firing tick the expiry's own. The level
-// and slot are computed here and used as they are, rather than encoded in
-// an index and taken apart again. The default geometry (default_geometry())
-// has this path with its tick and slot width as constants: `ms` is a
-// constant at every call, and `bits` wherever `ms` is true. An arm (`arming`) lowers the quiet
-// rule's bound; a cascade, inside an advance, need not. Returns the level.
-TW_HOT_INLINE unsigned tw_wheel::enqueue_exact(tw_timer *t, uint64_t tick, uint64_t lane, bool ms, unsigned bits,
-					       bool arming)
+// The one placement: a timer firing at `tick`, after the clock, goes into
+// the bucket calc_wheel_index() names for that tick, computed here from
+// the per-bit tables and used as it is rather than encoded in an index and
+// taken apart again, in lane `lane` (its low bits). The lanes need no
+// counter of their own: an arm takes its expiry's tick, a cascade the
+// count of its placements, so timers armed for one tick share a lane and a
+// slot full of them is walked as one chain. `open` is the expiry's tick of
+// a timer with a window, for the slot's bound on opened windows, and
+// tw::no_open for an exact timer, whose compare then folds away. The
+// default geometry (default_geometry) has this path with its tick and
+// slot width as constants (`Ms`). An arm (`arming`) lowers the quiet rule's
+// bound; a cascade, inside an advance, need not. Returns the level.
+template <bool Ms>
+TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming)
 {
+	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : slot_bits;
 	unsigned b = tw::msb64(tick ^ now_tick);
 	unsigned shift = shift_of_bit[b];
 	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
@@ -134,14 +134,24 @@ TW_HOT_INLINE unsigned tw_wheel::enqueue_exact(tw_timer *t, uint64_t tick, uint6
 	TW_ASSERT(where == where_of(calc_wheel_index(tick)), "bitmaps");
 	// The bitmaps and slots follow the wheel in its allocation (create()):
 	// with the default geometry, at offsets known here.
-	uint64_t *bits_at = ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
-	tw::slot *slots_at = ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
+	uint64_t *bits_at = Ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
+	tw::slot *slots_at = Ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
 	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
 	tw::set_bit64(&bits_at[level], slot);
 	tw::set_bit64(&level_mask, level);
 	t->tw__where = static_cast<uint16_t>(where);
-	slots_at[where - tw::where_slot0].push_exact(t, static_cast<unsigned>(lane), tick);
+	slots_at[where - tw::where_slot0].push(t, static_cast<unsigned>(lane), tick, open);
 	return level;
+}
+
+// The everyday arm: an idle timer, exact, for a later tick. Its lane is
+// its tick's (see enqueue()).
+template <bool Ms> TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires)
+{
+	claim(t, expires);
+	tw::clear_align(t);
+	uint64_t tick = tick_of_expiry(expires, Ms);
+	enqueue<Ms>(t, tick, tw::no_open, tick, true);
 }
 
 #endif

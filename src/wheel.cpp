@@ -101,13 +101,14 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	}
 	w->id = id;
 	w->init(tick_ns, slot_bits);
-	TW_ASSERT(!w->default_geometry() || w->levels == default_levels, "bitmaps");
+	w->default_geometry = w->is_default();
+	TW_ASSERT(!w->default_geometry || w->levels == default_levels, "bitmaps");
 	w->now_ns = now;
 	w->now_tick = w->tick_of_now(now);
 	w->woke_tick = w->now_tick;
 	w->quiet_below = w->last_whole_tick; // empty: no event
 	w->default_slack = w->slack_ticks(slack_ns);
-	w->exact_arms = w->default_geometry() && !w->default_slack;
+	w->exact_arms = w->default_geometry && !w->default_slack;
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
 	for (size_t i = 0; i < w->nslots(); i++)
@@ -261,8 +262,8 @@ unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t s
 
 // The bucket for a tick after the clock: the level of the first digit
 // where the tick differs from the clock, and that level's digit of the
-// tick. Computed once per placement and handed to enqueue(), which needs
-// nothing else.
+// tick. enqueue() computes the same from the per-bit tables, and asserts
+// that it does; the stay rule, the window search and tw_check() ask here.
 size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 {
 	unsigned level = level_of_bit[tw::msb64(exp_tick ^ now_tick)];

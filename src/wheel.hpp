@@ -84,7 +84,9 @@ constexpr unsigned lanes = 1u << lane_bits;
 // than until the bucket's cascade point, and one on the expiry ticks of
 // those with a window, so that an advance looks for opened windows only
 // where one may be. An exact timer's window is its tick, which the first
-// bound covers: an exact placement lowers that one alone (push_exact()).
+// bound covers: its placement passes no_open, and lowers that one alone.
+constexpr uint64_t no_open = UINT64_MAX; // the `open` of an exact timer's placement
+
 struct slot {
 	tw_timer *lane[lanes];
 	uint64_t min_tick; // no timer in the slot fires at an earlier tick; UINT64_MAX when empty
@@ -106,12 +108,6 @@ struct slot {
 		lower(tick, open);
 	}
 
-	void push_exact(tw_timer *t, unsigned which, uint64_t tick)
-	{
-		hlist_add_head(&lane[which & (lanes - 1)], t);
-		if (tick < min_tick)
-			min_tick = tick;
-	}
 
 	void lower(uint64_t tick, uint64_t open)
 	{
@@ -191,11 +187,15 @@ struct wheel_clock {
 };
 
 // The lifetime: who holds the wheel (the transitions are listed with
-// held_by_program above), and whether arms take the fast way.
+// held_by_program above), and the fast ways its arms and cascades take:
+// the default geometry's constants (geometry::is_default(), stored here in
+// the first cache line), and add_default()'s exact arms, which end with
+// the program's hold.
 struct lifetime {
-	uint32_t id;     // stamped into armed timers, to refuse timers of other wheels
-	uint8_t holds;   // who holds the wheel: tw::held_by_program and the others
-	bool exact_arms; // the default geometry, no default slack, not destroyed: add_default()
+	uint32_t id;           // stamped into armed timers, to refuse timers of other wheels
+	uint8_t holds;         // who holds the wheel: tw::held_by_program and the others
+	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()
+	bool default_geometry; // geometry::is_default(), read where a cascade picks its constants
 };
 
 // The buckets: levels << slot_bits slots, level by level, and the bitmaps
@@ -270,8 +270,8 @@ struct geometry {
 	uint64_t level_high[64];
 
 	// A 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: the
-	// geometry whose constants enqueue_exact() compiles in.
-	bool default_geometry() const { return per_tick.how == divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS; }
+	// geometry whose constants enqueue() compiles in.
+	bool is_default() const { return per_tick.how == divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS; }
 	static uint64_t last_tick_for(uint64_t tick_ns);
 	static unsigned levels_for(uint64_t tick_ns, unsigned slot_bits);
 	void init(uint64_t tick_ns, unsigned slot_bits);
@@ -465,9 +465,8 @@ private:
 	void place(tw_timer *t, uint64_t exp_tick, unsigned align);
 	void set_window(tw_timer *t, unsigned align);
 	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
-	void arm_exact(tw_timer *t, uint64_t expires, bool ms, unsigned bits);
-	unsigned enqueue_exact(tw_timer *t, uint64_t tick, uint64_t lane, bool ms, unsigned bits, bool arming);
-	void enqueue(tw_timer *t, size_t index, uint64_t tick, uint64_t exp_tick, uint64_t lane);
+	template <bool Ms> void arm_exact(tw_timer *t, uint64_t expires);
+	template <bool Ms> unsigned enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming);
 	void make_due(tw_timer *t)
 	{
 		due.append(t);
@@ -481,6 +480,7 @@ private:
 	void emptied(size_t index);
 	void collect_expired_timers(uint64_t target_tick);
 	void place_again(tw_timer **chains, unsigned from_level, tw_timer **early);
+	template <bool Ms> unsigned place_window(tw_timer *t, uint64_t exp_tick, unsigned align);
 	template <bool Ms> void place_from(tw_timer **chains, unsigned from_level, tw_timer **early);
 	void fire_open_windows();
 	void take_opened(size_t index);
