@@ -50,42 +50,6 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 	return n;
 }
 
-// The tick of UINT64_MAX ns, rounded up: the last one a wheel counts.
-uint64_t tw::geometry::last_tick_for(uint64_t tick_ns)
-{
-	return UINT64_MAX / tick_ns + (UINT64_MAX % tick_ns != 0);
-}
-
-// The levels it takes to cover every tick up to the last: no clamping, no
-// silent wrap.
-unsigned tw::geometry::levels_for(uint64_t tick_ns, unsigned slot_bits)
-{
-	return (tw::bit_width(last_tick_for(tick_ns)) + slot_bits - 1) / slot_bits;
-}
-
-// The per-bit and per-level tables spare the hot paths a division by
-// slot_bits: the level, shift and first slot's `where` of each tick bit,
-// and each level's shift and the mask of the clock's bits above it.
-void tw::geometry::init(uint64_t tick, unsigned bits)
-{
-	tick_ns = tick;
-	per_tick = divider::by(tick);
-	slot_bits = bits;
-	slot_mask = (uint64_t{1} << bits) - 1;
-	levels = levels_for(tick, bits);
-	last_tick = last_tick_for(tick);
-	last_whole_tick = UINT64_MAX / tick;
-	for (unsigned b = 0; b < 64; b++) {
-		level_of_bit[b] = static_cast<uint8_t>(b / bits);
-		shift_of_bit[b] = static_cast<uint8_t>(b / bits * bits);
-		where0_of_bit[b] = where_of(index_of(level_of_bit[b], 0));
-	}
-	for (unsigned level = 0; level < levels; level++) {
-		unsigned above = (level + 1) * bits;
-		level_shift[level] = static_cast<uint8_t>(level * bits);
-		level_high[level] = above >= 64 ? 0 : ~((uint64_t{1} << above) - 1);
-	}
-}
 
 int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now)
 {
@@ -214,26 +178,6 @@ void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 	(void)publish_horizon(notified);
 }
 
-// The clock's tick for a time: rounded down, except that UINT64_MAX reaches
-// the last tick, so an expiry in the final partial tick is not lost.
-uint64_t tw_wheel::tick_of_now(uint64_t ns) const
-{
-	return clock_tick(ns, per_tick.quotient(ns));
-}
-
-// An expiry's tick, for an expiry after tick 0 (every expiry placed in a
-// slot, which lies after the clock): rounded up, so that firing at the tick
-// is never early. ceil(ns / tick) is floor((ns - 1) / tick) + 1 for ns > 0,
-// one quotient and no remainder.
-uint64_t tw_wheel::tick_of_expiry(uint64_t ns) const
-{
-	return per_tick.quotient(ns - 1) + 1;
-}
-
-uint64_t tw_wheel::ns_of_tick(uint64_t tick) const
-{
-	return tick > last_whole_tick ? UINT64_MAX : tick * tick_ns;
-}
 
 // The alignment of a timer's firing tick (see fire_tick()), for an expiry
 // tick after the clock and a window of `slack` ticks after it.

@@ -12,6 +12,7 @@
 
 #include "debug.hpp"
 #include "divide.hpp"
+#include "geometry.hpp"
 #include "level.hpp"
 #include "list.hpp"
 #include "request_queue.hpp"
@@ -23,12 +24,6 @@ namespace tw {
 // first): every path that may end a wheel's life calls it.
 void release_if_unused(tw_wheel *w);
 
-// Where a timer is, in tw_timer::tw__where.
-enum : uint16_t {
-	where_idle = 0,
-	where_due = 1,   // on the due list (fires in the next advance) or on `ready` (in this one)
-	where_slot0 = 2, // where_slot0 + a bucket index (see tw_wheel::index_of): in a wheel slot
-};
 
 // Bits of tw_timer::tw__flags: whether the timer is periodic, and the
 // alignment of its firing tick (see fire_tick()), kept from its last arm so
@@ -250,39 +245,6 @@ struct counters {
 	uint64_t due_arms; // claims that went to the due list, not into a slot (stats_now())
 };
 
-// The geometry: the tick, the slot width and the levels, fixed at create(),
-// and the per-bit and per-level tables that spare the hot paths a division
-// by slot_bits.
-struct geometry {
-	uint64_t tick_ns;
-	divider per_tick;         // n / tick_ns without a divide instruction (divide.hpp)
-	uint64_t last_tick;       // the tick of now == UINT64_MAX: expiries round up to at most this
-	uint64_t last_whole_tick; // the last tick whose start fits in 64-bit ns
-	unsigned slot_bits;
-	unsigned levels;
-	uint64_t slot_mask;
-	uint8_t level_of_bit[64]; // level whose digit holds tick bit b
-	uint8_t shift_of_bit[64]; // the first tick bit of that level's digit
-	uint16_t where0_of_bit[64]; // where_of() the level's first slot
-	// Per level, for slot_start_at(): the first tick bit of its digit
-	// (level * slot_bits), and the mask of the clock's bits above it.
-	uint8_t level_shift[64];
-	uint64_t level_high[64];
-
-	// A 1 ms tick (tw::divider::ms) and TW_DEFAULT_SLOT_BITS: the
-	// geometry whose constants enqueue() compiles in.
-	bool is_default() const { return per_tick.how == divider::ms && slot_bits == TW_DEFAULT_SLOT_BITS; }
-	static uint64_t last_tick_for(uint64_t tick_ns);
-	static unsigned levels_for(uint64_t tick_ns, unsigned slot_bits);
-	void init(uint64_t tick_ns, unsigned slot_bits);
-	size_t nslots() const { return static_cast<size_t>(levels) << slot_bits; }
-	// A bucket is named by one index, level by level; these are the only
-	// places that know how.
-	size_t index_of(unsigned level, unsigned slot) const { return (static_cast<size_t>(level) << slot_bits) | slot; }
-	unsigned level_of(size_t index) const { return static_cast<unsigned>(index >> slot_bits); }
-	unsigned slot_of(size_t index) const { return static_cast<unsigned>(index & slot_mask); }
-	static uint16_t where_of(size_t index) { return static_cast<uint16_t>(where_slot0 + index); }
-};
 
 // The lateness histogram (tw_get_lateness(), lateness.cpp).
 struct lateness_histogram {
@@ -397,22 +359,7 @@ struct tw_wheel : tw::wheel_clock,
 	static size_t index_of(const tw_timer *t) { return t->tw__where - tw::where_slot0; }
 
 	// helpers shared by the algorithm, check.cpp and dump.cpp
-	uint64_t tick_of_now(uint64_t ns) const;
-	// The clock's tick for `ns`, given its quotient by the tick: that
-	// quotient, except that UINT64_MAX reaches the last tick.
-	uint64_t clock_tick(uint64_t ns, uint64_t quotient) const { return ns == UINT64_MAX ? last_tick : quotient; }
-	uint64_t tick_of_expiry(uint64_t ns) const;
-	// The same, with the default geometry's 1 ms tick as a constant when
-	// `ms` (a constant at every call) says the wheel has it.
-	uint64_t tick_of_expiry(uint64_t ns, bool ms) const
-	{
-		TW_ASSERT(!ms || per_tick.how == tw::divider::ms, "clock");
-		return ms ? tw::divider::ms_quotient(ns - 1) + 1 : tick_of_expiry(ns);
-	}
-	uint64_t ns_of_tick(uint64_t tick) const;
-	uint64_t slack_ticks(uint64_t slack_ns) const { return per_tick.quotient(slack_ns); }
 	unsigned window_align(const tw_timer *t, uint64_t exp_tick, uint64_t slack) const;
-	uint64_t fire_tick(uint64_t exp_tick, unsigned align) const;
 	size_t calc_wheel_index(uint64_t exp_tick) const;
 	uint64_t slot_start(size_t index) const;
 	uint64_t slot_start_at(unsigned level, unsigned slot) const
@@ -499,26 +446,6 @@ private:
 	void notify_now(uint64_t when);
 };
 
-// The tick a timer fires at if no advance comes earlier: its expiry's tick
-// rounded up to a multiple of 2^align (the expiry's tick itself for an
-// exact timer), or if that multiple lies beyond the last tick, the coarsest
-// tick from the expiry's to the last. window_align() picks align so that
-// this lies inside the window.
-inline uint64_t tw_wheel::fire_tick(uint64_t exp_tick, unsigned align) const
-{
-	uint64_t mask = (uint64_t{1} << align) - 1;
-	if (!(exp_tick & mask))
-		return exp_tick;
-	if ((exp_tick | mask) < last_tick)
-		return (exp_tick | mask) + 1;
-	// Only a periodic timer's boundary can lie past the last tick (a
-	// one-shot's alignment comes from a window that ends by it). It takes
-	// the coarsest tick from its expiry's to the last, as a one-shot
-	// timer would: the bucket of any other tick there could come due
-	// inside its window, and fire it from a cascade at a tick that no
-	// bound announced.
-	return last_tick & ~((uint64_t{1} << tw::msb64((exp_tick - 1) ^ last_tick)) - 1);
-}
 
 // The stay rule (see the list of invariants), written once: may a timer
 // whose expiry's tick is exp_tick, firing at `tick` with alignment `align`,
