@@ -25,6 +25,54 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 	stats.armed++; // and count()
 }
 
+// The one placement: a timer firing at `tick`, after the clock, goes into
+// the bucket calc_wheel_index() names for that tick, computed here from
+// the per-bit tables and used as it is rather than encoded in an index and
+// taken apart again, in lane `lane` (its low bits). The lanes need no
+// counter of their own: an arm takes its expiry's tick, a cascade the
+// count of its placements, so timers armed for one tick share a lane and a
+// slot full of them is walked as one chain. `open` is the expiry's tick of
+// a timer with a window, for the slot's bound on opened windows, and
+// tw::no_open for an exact timer, whose compare then folds away. The
+// default geometry (default_geometry) has this path with its tick and
+// slot width as constants (`Ms`). An arm (`arming`) lowers the quiet rule's
+// bound; a cascade, inside an advance, need not. Returns the level.
+template <bool Ms>
+TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming)
+{
+	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : slot_bits;
+	unsigned b = tw::msb64(tick ^ now_tick);
+	unsigned shift = shift_of_bit[b];
+	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
+	TW_ASSERT(digits << shift == slot_start(calc_wheel_index(tick)), "quiet");
+	if (arming)
+		lower_quiet(digits << shift);
+	uint64_t slot = digits & ((uint64_t{1} << bits) - 1);
+	unsigned level = level_of_bit[b];
+	size_t where = where0_of_bit[b] + slot;
+	TW_ASSERT(where == where_of(calc_wheel_index(tick)), "bitmaps");
+	// The bitmaps and slots follow the wheel in its allocation (create()):
+	// with the default geometry, at offsets known here.
+	uint64_t *bits_at = Ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
+	tw::slot *slots_at = Ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
+	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
+	tw::set_bit64(&bits_at[level], slot);
+	tw::set_bit64(&level_mask, level);
+	t->tw__where = static_cast<uint16_t>(where);
+	slots_at[where - tw::where_slot0].push(t, static_cast<unsigned>(lane), tick, open);
+	return level;
+}
+
+// The everyday arm: an idle timer, exact, for a later tick. Its lane is
+// its tick's (see enqueue()).
+template <bool Ms> TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires)
+{
+	claim(t, expires);
+	tw::clear_align(t);
+	uint64_t tick = tick_of_expiry(expires, Ms);
+	enqueue<Ms>(t, tick, tw::no_open, tick, true);
+}
+
 // Place a claimed timer whose expiry's tick lies after the clock, firing at
 // fire_tick(exp_tick, align), in the slot calc_wheel_index() gives for it.
 TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned align)
@@ -104,54 +152,6 @@ inline void tw_wheel::unlinked_last(tw_timer *t)
 	size_t index = index_of(t);
 	if (slots[index].empty())
 		emptied(index);
-}
-
-// The one placement: a timer firing at `tick`, after the clock, goes into
-// the bucket calc_wheel_index() names for that tick, computed here from
-// the per-bit tables and used as it is rather than encoded in an index and
-// taken apart again, in lane `lane` (its low bits). The lanes need no
-// counter of their own: an arm takes its expiry's tick, a cascade the
-// count of its placements, so timers armed for one tick share a lane and a
-// slot full of them is walked as one chain. `open` is the expiry's tick of
-// a timer with a window, for the slot's bound on opened windows, and
-// tw::no_open for an exact timer, whose compare then folds away. The
-// default geometry (default_geometry) has this path with its tick and
-// slot width as constants (`Ms`). An arm (`arming`) lowers the quiet rule's
-// bound; a cascade, inside an advance, need not. Returns the level.
-template <bool Ms>
-TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming)
-{
-	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : slot_bits;
-	unsigned b = tw::msb64(tick ^ now_tick);
-	unsigned shift = shift_of_bit[b];
-	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
-	TW_ASSERT(digits << shift == slot_start(calc_wheel_index(tick)), "quiet");
-	if (arming)
-		lower_quiet(digits << shift);
-	uint64_t slot = digits & ((uint64_t{1} << bits) - 1);
-	unsigned level = level_of_bit[b];
-	size_t where = where0_of_bit[b] + slot;
-	TW_ASSERT(where == where_of(calc_wheel_index(tick)), "bitmaps");
-	// The bitmaps and slots follow the wheel in its allocation (create()):
-	// with the default geometry, at offsets known here.
-	uint64_t *bits_at = Ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
-	tw::slot *slots_at = Ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
-	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
-	tw::set_bit64(&bits_at[level], slot);
-	tw::set_bit64(&level_mask, level);
-	t->tw__where = static_cast<uint16_t>(where);
-	slots_at[where - tw::where_slot0].push(t, static_cast<unsigned>(lane), tick, open);
-	return level;
-}
-
-// The everyday arm: an idle timer, exact, for a later tick. Its lane is
-// its tick's (see enqueue()).
-template <bool Ms> TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t expires)
-{
-	claim(t, expires);
-	tw::clear_align(t);
-	uint64_t tick = tick_of_expiry(expires, Ms);
-	enqueue<Ms>(t, tick, tw::no_open, tick, true);
 }
 
 #endif
