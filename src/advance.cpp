@@ -323,7 +323,8 @@ TW_COLD int tw_wheel::refuse_advance() const
 // that the common advance, without a budget, carries none.
 TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
-	uint64_t target_tick = per_tick.quotient(now);
+	// The default geometry's tick as a constant: no load of the divider.
+	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : per_tick.quotient(now);
 	if (target_tick < quiet_below && now >= now_ns && !requests_pending()) {
 		TW_ASSERT(quiet_below <= calc_quiet() && target_tick == tick_of_now(now), "quiet");
 		now_tick = target_tick;
