@@ -5,6 +5,9 @@
 # -pedantic -Wcast-qual -Werror; the core's header also in C++98 and C++03
 # (the backends' headers include libuv's and liburing's, which need C++11).
 # Each translation unit uses tw_container_of on a const pointer.
+# <timerwheel.hpp> compiles in C++17 and C++20, with and without
+# exceptions and RTTI, its templates instantiated by a program using each
+# type.
 # Arguments: the C compiler, the C++ compiler, then the headers to check
 # (relative to include/).
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +58,38 @@ for set in "$@" "$*"; do
 	[ "$set" = timerwheel.h ] && stds="c++98 c++03 $stds"
 	for std in $stds; do
 		"$cxx" -std=$std $flags -I "$inc" "$tmp/t.cpp" || fail "$cxx -std=$std: $set"
+		n=$((n + 1))
+	done
+done
+# The C++ header: every type used, so that its templates are instantiated.
+cat >"$tmp/hpp.cpp" <<'END'
+#include <timerwheel.hpp>
+#include <timerwheel.hpp>
+namespace tws = timerwheel;
+struct hooked : tws::timer_hook<hooked> {
+	int n = 0;
+	void on_timer(tws::default_tag) { n++; }
+};
+int main()
+{
+	using namespace std::chrono_literals;
+	tws::wheel w(tws::wheel::config{1ms, 6, 0ns}, tws::time_point(0s));
+	int n = 0;
+	tws::timer t([&n] { n++; });
+	tws::periodic_timer p([&n] { n++; });
+	hooked h;
+	tws::request r;
+	if (!t.arm(w, tws::time_point(1ms), 1ms) || !p.start(w, tws::time_point(2ms), 1s) ||
+	    !h.arm(w, tws::time_point(3ms)) || !r.post_rearm(w, t, tws::time_point(4ms)))
+		return 1;
+	std::error_code ec = w.advance_by(10ms).error();
+	return ec ? 1 : n + h.n + static_cast<int>(w.count()) + (w.next_expiry() < w.now());
+}
+END
+for std in c++17 c++20; do
+	for x in "" "-fno-exceptions -fno-rtti"; do
+		# shellcheck disable=SC2086 # $x and $flags are lists of words
+		"$cxx" -std=$std $x $flags -I "$inc" "$tmp/hpp.cpp" || fail "$cxx -std=$std $x: timerwheel.hpp"
 		n=$((n + 1))
 	done
 done
