@@ -12,17 +12,23 @@
  * meet them, and an inline function of this header with the same
  * qualified name would break the one-definition rule.
  *
- * Time. Times are std::chrono::steady_clock time points, delays and slack
- * any std::chrono::duration. The wheel counts CLOCK_MONOTONIC nanoseconds
- * and steady_clock is that clock on the platforms tested: libstdc++ and
- * libc++ read clock_gettime(CLOCK_MONOTONIC) for it on Linux, as
- * tw_clock_monotonic() does, so a time point's time_since_epoch() is the
- * wheel's nanosecond count itself (the C++ tests check it against
- * tw_clock_monotonic()). Durations convert rounding up (a timer never
- * fires early), negative ones as zero, and beyond the 64-bit range
- * saturate to "never", as tw_deadline() does. The nanosecond calls stay
- * reachable: every type gives its C object (native()), and *_ns members
- * take raw nanoseconds.
+ * Time. Times are time points of timerwheel::clock, delays and slack any
+ * std::chrono::duration. The wheel counts CLOCK_MONOTONIC nanoseconds
+ * (tw_clock_monotonic()). On Linux timerwheel::clock is
+ * std::chrono::steady_clock itself, because there libstdc++ and libc++
+ * read clock_gettime(CLOCK_MONOTONIC) for it, as tw_clock_monotonic()
+ * does: a steady_clock time point's time_since_epoch() is the wheel's
+ * nanosecond count, so steady_clock::now() + 5s is an expiry as it
+ * stands (the C++ tests check the clock against tw_clock_monotonic()).
+ * Elsewhere steady_clock may be another clock: mingw-w64's libstdc++ (its
+ * win32 thread model) counts it from 1970 by the system time, and Apple's
+ * libc++ reads a raw uptime clock, not CLOCK_MONOTONIC. There timerwheel::clock is
+ * timerwheel::monotonic_clock, a std::chrono clock that reads
+ * tw_clock_monotonic(): portable programs write timerwheel::clock::now().
+ * Durations convert rounding up (a timer never fires early), negative
+ * ones as zero, and beyond the 64-bit range saturate to "never", as
+ * tw_deadline() does. The nanosecond calls stay reachable: every type
+ * gives its C object (native()), and *_ns members take raw nanoseconds.
  *
  * Errors are values: calls that can fail return timerwheel::result, the C
  * call's int (a count, or a negative errno), which converts to true on
@@ -55,9 +61,24 @@
 
 namespace timerwheel {
 
-using clock = std::chrono::steady_clock;
-using time_point = clock::time_point;
 using nanoseconds = std::chrono::nanoseconds;
+
+/* The wheel's own clock, tw_clock_monotonic(), as a std::chrono clock. */
+struct monotonic_clock {
+	using duration = nanoseconds;
+	using rep = duration::rep;
+	using period = duration::period;
+	using time_point = std::chrono::time_point<monotonic_clock>;
+	static constexpr bool is_steady = true;
+	static time_point now() noexcept { return time_point(duration(static_cast<rep>(tw_clock_monotonic()))); }
+};
+
+#if defined(__linux__)
+using clock = std::chrono::steady_clock;
+#else
+using clock = monotonic_clock;
+#endif
+using time_point = clock::time_point;
 
 /*
  * result - what a C call returned: >= 0 a count or flag, < 0 -errno.
@@ -97,7 +118,7 @@ constexpr std::uint64_t to_ns(std::chrono::duration<Rep, Period> d) noexcept
 	return static_cast<std::uint64_t>(std::chrono::ceil<nanoseconds>(d).count());
 }
 
-/* A steady_clock time point as the wheel's nanoseconds. */
+/* A time point of timerwheel::clock as the wheel's nanoseconds. */
 template <class Dur>
 constexpr std::uint64_t to_ns(std::chrono::time_point<clock, Dur> t) noexcept
 {
@@ -236,7 +257,7 @@ public:
 	{
 		return on(w, tw_add_range(w.native(), t(), to_ns(at), to_ns(slack)));
 	}
-	/* Arms for @d from steady_clock::now(). */
+	/* Arms for @d from clock::now(). */
 	template <class Rep, class Period>
 	result arm_after(wheel &w, std::chrono::duration<Rep, Period> d) noexcept
 	{

@@ -32,16 +32,25 @@ static_assert(sizeof(tws::result) == sizeof(int));
 
 tws::time_point at_ms(long ms) { return tws::time_point(std::chrono::milliseconds(ms)); }
 
-// steady_clock is CLOCK_MONOTONIC: read between two tw_clock_monotonic()
-// readings, it lies between them.
+#if defined(__linux__)
+static_assert(std::is_same_v<tws::clock, std::chrono::steady_clock>);
+#endif
+static_assert(tws::clock::is_steady);
+
+// timerwheel::clock (steady_clock on Linux) is CLOCK_MONOTONIC: read
+// between two tw_clock_monotonic() readings, it lies between them.
 void test_clock(void **)
 {
 	for (int i = 0; i < 1000; i++) {
 		uint64_t a = tw_clock_monotonic();
 		uint64_t b = tws::to_ns(tws::clock::now());
 		uint64_t c = tw_clock_monotonic();
+		uint64_t d = static_cast<uint64_t>(tws::monotonic_clock::now().time_since_epoch().count());
+		uint64_t e = tw_clock_monotonic();
 		assert_true(a <= b);
 		assert_true(b <= c);
+		assert_true(c <= d);
+		assert_true(d <= e);
 	}
 }
 
@@ -136,7 +145,7 @@ void test_timer(void **)
 	assert_true(w.check().ok());
 }
 
-// Relative arms count from steady_clock::now(): never before it.
+// Relative arms count from clock::now(): never before it.
 void test_after(void **)
 {
 	tws::wheel w;

@@ -12,7 +12,9 @@ extern "C" {
 }
 
 #include <atomic>
-#include <thread>
+#include <thread> // std::this_thread only: mingw-w64's win32 thread model has no std::thread
+
+#include <pthread.h>
 
 using namespace std::chrono_literals;
 namespace tws = timerwheel;
@@ -42,7 +44,12 @@ void test_requests(void **)
 	assert_true(w.set_wake([](tw_wheel *, void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }, &wakes)
 			    .ok());
 
-	std::thread worker([&] {
+	struct ctx {
+		tws::wheel *w;
+		std::atomic<bool> *worker_done;
+	} c{&w, &worker_done};
+	auto work = [](void *arg) -> void * {
+		tws::wheel &w = *static_cast<ctx *>(arg)->w;
 		for (int i = 0; i < N; i++) {
 			tws::request r;
 			tws::time_point at = tws::clock::now() + std::chrono::microseconds(500 + 100 * i);
@@ -69,8 +76,11 @@ void test_requests(void **)
 			tws::request r;
 			assert_true(r.post_rearm_after(w, slots[0].t, 1ms).ok());
 		}
-		worker_done.store(true, std::memory_order_release);
-	});
+		static_cast<ctx *>(arg)->worker_done->store(true, std::memory_order_release);
+		return nullptr;
+	};
+	pthread_t worker;
+	assert_int_equal(pthread_create(&worker, nullptr, work, &c), 0);
 
 	// The owner's loop: advance until the worker is done and nothing is armed.
 	for (;;) {
@@ -82,7 +92,7 @@ void test_requests(void **)
 		}
 		std::this_thread::sleep_for(50us);
 	}
-	worker.join();
+	assert_int_equal(pthread_join(worker, nullptr), 0);
 
 	for (int i = 0; i < N; i++) {
 		int want = (i % 4 == 1) ? 0 : 1;
