@@ -36,7 +36,8 @@
  * Nothing throws and nothing needs RTTI: the header builds with
  * -fno-exceptions -fno-rtti, as the library itself does.
  *
- * Types. wheel owns a tw_wheel (movable, not copyable). timer holds a
+ * Types. wheel owns a tw_wheel (movable, not copyable); wheel_ref is a
+ * non-owning view of one, which timers take. timer holds a
  * callable inline; periodic_timer repeats without drift; timer_hook<D>
  * is the intrusive form (CRTP: D::on_timer() is called, no callable
  * stored); request carries one operation from another thread. Timers and
@@ -140,52 +141,18 @@ constexpr time_point to_time_point(std::uint64_t ns) noexcept
 }
 
 /*
- * wheel - owns a tw_wheel: created by the constructor, destroyed by the
- * destructor (its armed timers go idle and are never called, as with
- * tw_wheel_destroy()). Movable, not copyable; a moved-from wheel is empty.
- * Construction cannot throw: test the wheel (explicit operator bool) or
- * error() after it.
+ * wheel_ref - the operations on a wheel, without owning it: what timers
+ * and requests take, and what a backend that created its wheel hands
+ * out (uv_wheel::get()). Copyable; a wheel converts to one.
  */
-class wheel {
+class wheel_ref {
 public:
-	struct config {
-		nanoseconds tick{0};  // 0: TW_DEFAULT_TICK_NS
-		unsigned slot_bits{0}; // 0: TW_DEFAULT_SLOT_BITS
-		nanoseconds slack{0};  // default slack of arm() and rearm()
-	};
-
-	wheel() noexcept = default;
-	explicit wheel(const config &cfg, time_point now = clock::now()) noexcept
-	{
-		tw_config c{};
-		c.tick_ns = to_ns(cfg.tick);
-		c.slot_bits = cfg.slot_bits;
-		c.slack_ns = to_ns(cfg.slack);
-		err_ = tw_wheel_create(&w_, &c, to_ns(now));
-	}
-	explicit wheel(time_point now) noexcept : wheel(config{}, now) {}
-	/* Adopts a wheel made by tw_wheel_create(): destroys it in the end. */
-	explicit wheel(tw_wheel *w) noexcept : w_(w) {}
-	wheel(const wheel &) = delete;
-	wheel &operator=(const wheel &) = delete;
-	wheel(wheel &&o) noexcept : w_(std::exchange(o.w_, nullptr)), err_(std::exchange(o.err_, 0)) {}
-	wheel &operator=(wheel &&o) noexcept
-	{
-		if (this != &o) {
-			tw_wheel_destroy(w_);
-			w_ = std::exchange(o.w_, nullptr);
-			err_ = std::exchange(o.err_, 0);
-		}
-		return *this;
-	}
-	~wheel() { tw_wheel_destroy(w_); }
-
+	constexpr explicit wheel_ref(tw_wheel *w) noexcept : w_(w) {}
+	wheel_ref(const wheel_ref &) noexcept = default;
+	/* Not reassignable: through a wheel's base it would drop the owned wheel. */
+	wheel_ref &operator=(const wheel_ref &) = delete;
 	explicit operator bool() const noexcept { return w_ != nullptr; }
-	/* Why construction failed (EINVAL, ENOMEM), or no error. */
-	std::error_code error() const noexcept { return result(err_).error(); }
 	tw_wheel *native() const noexcept { return w_; }
-	/* Gives up ownership: the caller destroys the wheel. */
-	tw_wheel *release() noexcept { return std::exchange(w_, nullptr); }
 
 	result advance(time_point now) noexcept { return result(tw_advance(w_, to_ns(now))); }
 	result advance() noexcept { return advance(clock::now()); }
@@ -229,8 +196,58 @@ public:
 	}
 	result set_wake(tw_wake_fn fn, void *arg) noexcept { return result(tw_set_wake(w_, fn, arg)); }
 
+protected:
+	tw_wheel *w_;
+};
+
+/*
+ * wheel - owns a tw_wheel: created by the constructor, destroyed by the
+ * destructor (its armed timers go idle and are never called, as with
+ * tw_wheel_destroy()). Movable, not copyable; a moved-from wheel is empty.
+ * Construction cannot throw: test the wheel (explicit operator bool) or
+ * error() after it.
+ */
+class wheel : public wheel_ref {
+public:
+	struct config {
+		nanoseconds tick{0};  // 0: TW_DEFAULT_TICK_NS
+		unsigned slot_bits{0}; // 0: TW_DEFAULT_SLOT_BITS
+		nanoseconds slack{0};  // default slack of arm() and rearm()
+	};
+	using wheel_ref::operator bool;
+
+	wheel() noexcept : wheel_ref(nullptr) {}
+	explicit wheel(const config &cfg, time_point now = clock::now()) noexcept : wheel_ref(nullptr)
+	{
+		tw_config c{};
+		c.tick_ns = to_ns(cfg.tick);
+		c.slot_bits = cfg.slot_bits;
+		c.slack_ns = to_ns(cfg.slack);
+		err_ = tw_wheel_create(&w_, &c, to_ns(now));
+	}
+	explicit wheel(time_point now) noexcept : wheel(config{}, now) {}
+	/* Adopts a wheel made by tw_wheel_create(): destroys it in the end. */
+	explicit wheel(tw_wheel *w) noexcept : wheel_ref(w) {}
+	wheel(const wheel &) = delete;
+	wheel &operator=(const wheel &) = delete;
+	wheel(wheel &&o) noexcept : wheel_ref(std::exchange(o.w_, nullptr)), err_(std::exchange(o.err_, 0)) {}
+	wheel &operator=(wheel &&o) noexcept
+	{
+		if (this != &o) {
+			tw_wheel_destroy(w_);
+			w_ = std::exchange(o.w_, nullptr);
+			err_ = std::exchange(o.err_, 0);
+		}
+		return *this;
+	}
+	~wheel() { tw_wheel_destroy(w_); }
+
+	/* Why construction failed (EINVAL, ENOMEM), or no error. */
+	std::error_code error() const noexcept { return result(err_).error(); }
+	/* Gives up ownership: the caller destroys the wheel. */
+	tw_wheel *release() noexcept { return std::exchange(w_, nullptr); }
+
 private:
-	tw_wheel *w_ = nullptr;
 	int err_ = 0;
 };
 
@@ -250,33 +267,33 @@ public:
 	timer_base &operator=(const timer_base &) = delete;
 
 	/* tw_add(): arms an idle timer; EBUSY if armed. */
-	result arm(wheel &w, time_point at) noexcept { return on(w, tw_add(w.native(), t(), to_ns(at))); }
+	result arm(wheel_ref w, time_point at) noexcept { return on(w, tw_add(w.native(), t(), to_ns(at))); }
 	/* tw_add_range(): fires within [at, at + slack]. */
 	template <class Rep, class Period>
-	result arm(wheel &w, time_point at, std::chrono::duration<Rep, Period> slack) noexcept
+	result arm(wheel_ref w, time_point at, std::chrono::duration<Rep, Period> slack) noexcept
 	{
 		return on(w, tw_add_range(w.native(), t(), to_ns(at), to_ns(slack)));
 	}
 	/* Arms for @d from clock::now(). */
 	template <class Rep, class Period>
-	result arm_after(wheel &w, std::chrono::duration<Rep, Period> d) noexcept
+	result arm_after(wheel_ref w, std::chrono::duration<Rep, Period> d) noexcept
 	{
 		return on(w, tw_add(w.native(), t(), after(d)));
 	}
 	/* tw_mod(): arms or re-arms; value() is 1 if it was armed. */
-	result rearm(wheel &w, time_point at) noexcept { return on(w, tw_mod(w.native(), t(), to_ns(at))); }
+	result rearm(wheel_ref w, time_point at) noexcept { return on(w, tw_mod(w.native(), t(), to_ns(at))); }
 	template <class Rep, class Period>
-	result rearm(wheel &w, time_point at, std::chrono::duration<Rep, Period> slack) noexcept
+	result rearm(wheel_ref w, time_point at, std::chrono::duration<Rep, Period> slack) noexcept
 	{
 		return on(w, tw_mod_range(w.native(), t(), to_ns(at), to_ns(slack)));
 	}
 	template <class Rep, class Period>
-	result rearm_after(wheel &w, std::chrono::duration<Rep, Period> d) noexcept
+	result rearm_after(wheel_ref w, std::chrono::duration<Rep, Period> d) noexcept
 	{
 		return on(w, tw_mod(w.native(), t(), after(d)));
 	}
-	result arm_ns(wheel &w, std::uint64_t at) noexcept { return on(w, tw_add(w.native(), t(), at)); }
-	result rearm_ns(wheel &w, std::uint64_t at) noexcept { return on(w, tw_mod(w.native(), t(), at)); }
+	result arm_ns(wheel_ref w, std::uint64_t at) noexcept { return on(w, tw_add(w.native(), t(), at)); }
+	result rearm_ns(wheel_ref w, std::uint64_t at) noexcept { return on(w, tw_mod(w.native(), t(), at)); }
 	/* tw_del(): value() is 1 if it was armed. Safe on an idle timer. */
 	result cancel() noexcept { return tw_pending(t()) ? result(tw_del(w_, t())) : result(0); }
 
@@ -302,7 +319,7 @@ protected:
 	static timer_base *from(tw_timer *t) noexcept { return reinterpret_cast<timer_base *>(t); }
 	tw_timer *t() noexcept { return reinterpret_cast<tw_timer *>(&n_); }
 	const tw_timer *t() const noexcept { return reinterpret_cast<const tw_timer *>(&n_); }
-	result on(wheel &w, int r) noexcept
+	result on(wheel_ref w, int r) noexcept
 	{
 		if (r >= 0)
 			w_ = w.native();
@@ -433,7 +450,7 @@ public:
 	}
 	/* Arms it first at @first, then every @period (at least 1 ns). */
 	template <class Rep, class Period>
-	result start(wheel &w, time_point first, std::chrono::duration<Rep, Period> period) noexcept
+	result start(wheel_ref w, time_point first, std::chrono::duration<Rep, Period> period) noexcept
 	{
 		if (!set_period(period))
 			return result(-EINVAL);
@@ -441,7 +458,7 @@ public:
 	}
 	/* The same with a window of @slack on every firing. */
 	template <class R1, class P1, class R2, class P2>
-	result start(wheel &w, time_point first, std::chrono::duration<R1, P1> period,
+	result start(wheel_ref w, time_point first, std::chrono::duration<R1, P1> period,
 		     std::chrono::duration<R2, P2> slack) noexcept
 	{
 		if (!set_period(period))
@@ -450,7 +467,7 @@ public:
 	}
 	/* First firing one period from now. */
 	template <class Rep, class Period>
-	result start(wheel &w, std::chrono::duration<Rep, Period> period) noexcept
+	result start(wheel_ref w, std::chrono::duration<Rep, Period> period) noexcept
 	{
 		return start(w, to_time_point(tw_deadline(to_ns(clock::now()), to_ns(period))), period);
 	}
@@ -525,23 +542,23 @@ public:
 	}
 
 	template <class N>
-	result post_rearm(wheel &w, detail::timer_base<N> &t, time_point at) noexcept
+	result post_rearm(wheel_ref w, detail::timer_base<N> &t, time_point at) noexcept
 	{
 		return posted(w, tw_post_mod(w.native(), &r_, t.native(), to_ns(at)));
 	}
 	template <class N, class Rep, class Period>
-	result post_rearm(wheel &w, detail::timer_base<N> &t, time_point at,
+	result post_rearm(wheel_ref w, detail::timer_base<N> &t, time_point at,
 			  std::chrono::duration<Rep, Period> slack) noexcept
 	{
 		return posted(w, tw_post_mod_range(w.native(), &r_, t.native(), to_ns(at), to_ns(slack)));
 	}
 	template <class N, class Rep, class Period>
-	result post_rearm_after(wheel &w, detail::timer_base<N> &t, std::chrono::duration<Rep, Period> d) noexcept
+	result post_rearm_after(wheel_ref w, detail::timer_base<N> &t, std::chrono::duration<Rep, Period> d) noexcept
 	{
 		return posted(w, tw_post_mod(w.native(), &r_, t.native(), tw_deadline(to_ns(clock::now()), to_ns(d))));
 	}
 	template <class N>
-	result post_cancel(wheel &w, detail::timer_base<N> &t) noexcept
+	result post_cancel(wheel_ref w, detail::timer_base<N> &t) noexcept
 	{
 		return posted(w, tw_post_del(w.native(), &r_, t.native()));
 	}
@@ -557,7 +574,7 @@ public:
 	tw_request *native() noexcept { return &r_; }
 
 private:
-	result posted(wheel &w, int r) noexcept
+	result posted(wheel_ref w, int r) noexcept
 	{
 		if (r >= 0)
 			w_ = w.native();

@@ -52,7 +52,10 @@ void test_requests(void **)
 		tws::wheel &w = *static_cast<ctx *>(arg)->w;
 		for (int i = 0; i < N; i++) {
 			tws::request r;
-			tws::time_point at = tws::clock::now() + std::chrono::microseconds(500 + 100 * i);
+			// The ones to cancel are due in an hour, so the cancel comes first.
+			tws::time_point at = tws::clock::now() +
+					     (i % 4 == 1 ? std::chrono::microseconds(3600s)
+							 : std::chrono::microseconds(500 + 100 * i));
 			slots[i].deadline.store(tws::to_ns(at), std::memory_order_relaxed);
 			tws::result p = (i % 3 == 0) ? r.post_rearm(w, slots[i].t, at, 200us) : r.post_rearm(w, slots[i].t, at);
 			assert_true(p.ok());
@@ -60,7 +63,7 @@ void test_requests(void **)
 			assert_int_equal(done.raw(), 0); // it was idle
 			assert_true(r.done());
 			if (i % 4 == 1) {
-				// Cancelled before it can fire: after the done cancel
+				// Cancelled before it is due: after the done cancel
 				// the timer must never fire.
 				tws::request c;
 				assert_true(c.post_cancel(w, slots[i].t).ok());
