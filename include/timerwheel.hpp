@@ -213,16 +213,21 @@ public:
 		nanoseconds tick{0};  // 0: TW_DEFAULT_TICK_NS
 		unsigned slot_bits{0}; // 0: TW_DEFAULT_SLOT_BITS
 		nanoseconds slack{0};  // default slack of arm() and rearm()
+		tw_config native() const noexcept
+		{
+			tw_config c{};
+			c.tick_ns = to_ns(tick);
+			c.slot_bits = slot_bits;
+			c.slack_ns = to_ns(slack);
+			return c;
+		}
 	};
 	using wheel_ref::operator bool;
 
 	wheel() noexcept : wheel_ref(nullptr) {}
 	explicit wheel(const config &cfg, time_point now = clock::now()) noexcept : wheel_ref(nullptr)
 	{
-		tw_config c{};
-		c.tick_ns = to_ns(cfg.tick);
-		c.slot_bits = cfg.slot_bits;
-		c.slack_ns = to_ns(cfg.slack);
+		tw_config c = cfg.native();
 		err_ = tw_wheel_create(&w_, &c, to_ns(now));
 	}
 	explicit wheel(time_point now) noexcept : wheel(config{}, now) {}

@@ -93,4 +93,18 @@ for std in c++17 c++20; do
 		n=$((n + 1))
 	done
 done
+# The backends' C++ headers, beside their C ones.
+for h in "$@"; do
+	hpp=${h%.h}.hpp
+	[ "$h" != timerwheel.h ] && [ -f "$inc/$hpp" ] || continue
+	printf '#include <%s>\n#include <%s>\nint main() { return timerwheel::%s().native() != nullptr; }\n' \
+		"$hpp" "$hpp" "$(case $hpp in *uv*) echo uv_wheel ;; *) echo uring_loop ;; esac)" >"$tmp/b.cpp"
+	for std in c++17 c++20; do
+		for x in "" "-fno-exceptions -fno-rtti"; do
+			# shellcheck disable=SC2086
+			"$cxx" -std=$std $x $flags -I "$inc" "$tmp/b.cpp" || fail "$cxx -std=$std $x: $hpp"
+			n=$((n + 1))
+		done
+	done
+done
 echo "headers: OK ($n compilations with $cc and $cxx)"
