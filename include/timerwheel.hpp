@@ -45,6 +45,7 @@
  * copyable nor movable (a move would leave the wheel holding the old
  * address): embed them where they live. Each timer cancels itself when
  * destroyed, so an armed timer never outlives its owner.
+ * With C++20 coroutines, co_await sleep_for() or sleep_until() (below).
  */
 #ifndef TIMERWHEEL_HPP
 #define TIMERWHEEL_HPP
@@ -59,6 +60,11 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#if defined(__cpp_impl_coroutine) && defined(__has_include)
+#if __has_include(<coroutine>)
+#include <coroutine>
+#endif
+#endif
 
 namespace timerwheel {
 
@@ -588,6 +594,68 @@ private:
 	tw_request r_{};
 	tw_wheel *w_ = nullptr;
 };
+
+#if defined(__cpp_impl_coroutine) && defined(__has_include)
+#if __has_include(<coroutine>)
+#define TIMERWHEEL_HAVE_COROUTINES 1
+#endif
+#endif
+
+#ifdef TIMERWHEEL_HAVE_COROUTINES
+/*
+ * With C++20 coroutines: co_await sleep_until(w, deadline) or
+ * co_await sleep_for(w, delay) suspends the coroutine on a timer of the
+ * wheel, as Asio's and Seastar's timers do. The timer lives in the
+ * awaiter, in the coroutine's frame: nothing allocates. The coroutine is
+ * resumed from the wheel's callback, inside the advance that fires it (so
+ * it must not advance that wheel itself, which returns EBUSY, until it
+ * suspends again or returns); it resumes never before the deadline, by the
+ * firing rule, and a deadline already past resumes it in the next advance.
+ * co_await gives a result: an error (EINVAL for a destroyed wheel)
+ * resumes at once, without suspending. A coroutine destroyed while
+ * suspended cancels its timer (the awaiter's destructor); one whose wheel
+ * is destroyed first is never resumed.
+ */
+class sleep_awaiter {
+public:
+	sleep_awaiter(wheel_ref w, std::uint64_t at) noexcept : w_(w.native()), at_(at) { tw_timer_init(&s_.t, &fire); }
+	sleep_awaiter(const sleep_awaiter &) = delete;
+	sleep_awaiter &operator=(const sleep_awaiter &) = delete;
+	~sleep_awaiter()
+	{
+		if (tw_pending(&s_.t))
+			(void)tw_del(w_, &s_.t);
+	}
+	bool await_ready() const noexcept { return false; }
+	bool await_suspend(std::coroutine_handle<> h) noexcept
+	{
+		s_.h = h;
+		r_ = tw_add(w_, &s_.t, at_);
+		return r_ >= 0;
+	}
+	result await_resume() const noexcept { return result(r_); }
+
+private:
+	struct slot {
+		tw_timer t; // first: the C timer and the slot convert both ways
+		std::coroutine_handle<> h;
+	};
+	static void fire(tw_timer *t) { reinterpret_cast<slot *>(t)->h.resume(); }
+
+	slot s_{};
+	tw_wheel *w_;
+	std::uint64_t at_;
+	int r_ = 0;
+};
+
+inline sleep_awaiter sleep_until(wheel_ref w, time_point at) noexcept { return sleep_awaiter(w, to_ns(at)); }
+
+template <class Rep, class Period>
+sleep_awaiter sleep_for(wheel_ref w, std::chrono::duration<Rep, Period> d) noexcept
+{
+	return sleep_awaiter(w, tw_deadline(to_ns(clock::now()), to_ns(d)));
+}
+#endif // TIMERWHEEL_HAVE_COROUTINES
 
 } // namespace timerwheel
 

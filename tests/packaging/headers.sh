@@ -7,7 +7,7 @@
 # Each translation unit uses tw_container_of on a const pointer.
 # <timerwheel.hpp> compiles in C++17 and C++20, with and without
 # exceptions and RTTI, its templates instantiated by a program using each
-# type.
+# type, and in C++20 its awaitable (g++ 12 and clang 14 have coroutines).
 # Arguments: the C compiler, the C++ compiler, then the headers to check
 # (relative to include/).
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +70,26 @@ struct hooked : tws::timer_hook<hooked> {
 	int n = 0;
 	void on_timer(tws::default_tag) { n++; }
 };
+#if __cplusplus >= 202002L && !defined(TIMERWHEEL_HAVE_COROUTINES)
+#error "C++20 here has coroutines: the header must offer the awaitable"
+#endif
+#ifdef TIMERWHEEL_HAVE_COROUTINES
+struct task {
+	struct promise_type {
+		task get_return_object() { return {}; }
+		std::suspend_never initial_suspend() noexcept { return {}; }
+		std::suspend_never final_suspend() noexcept { return {}; }
+		void return_void() noexcept {}
+		void unhandled_exception() noexcept {}
+	};
+};
+task nap(tws::wheel_ref w)
+{
+	using namespace std::chrono_literals;
+	if (co_await tws::sleep_for(w, 1ms))
+		(void)co_await tws::sleep_until(w, tws::time_point(1s));
+}
+#endif
 int main()
 {
 	using namespace std::chrono_literals;
