@@ -52,6 +52,7 @@
 
 #include <timerwheel.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -262,6 +263,8 @@ private:
 	int err_ = 0;
 };
 
+class request;
+
 namespace detail {
 
 /*
@@ -306,7 +309,7 @@ public:
 	result arm_ns(wheel_ref w, std::uint64_t at) noexcept { return on(w, tw_add(w.native(), t(), at)); }
 	result rearm_ns(wheel_ref w, std::uint64_t at) noexcept { return on(w, tw_mod(w.native(), t(), at)); }
 	/* tw_del(): value() is 1 if it was armed. Safe on an idle timer. */
-	result cancel() noexcept { return tw_pending(t()) ? result(tw_del(w_, t())) : result(0); }
+	result cancel() noexcept { return tw_pending(t()) ? result(tw_del(wheel_of(), t())) : result(0); }
 
 	bool pending() const noexcept { return tw_pending(t()); }
 	/* The expiry last armed. */
@@ -319,7 +322,7 @@ protected:
 	~timer_base()
 	{
 		if (tw_pending(t()))
-			(void)tw_del(w_, t());
+			(void)tw_del(wheel_of(), t());
 	}
 	/*
 	 * A standard-layout class and its first member are pointer-
@@ -333,9 +336,19 @@ protected:
 	result on(wheel_ref w, int r) noexcept
 	{
 		if (r >= 0)
-			w_ = w.native();
+			bind(w.native());
 		return result(r);
 	}
+	/*
+	 * The wheel to cancel on, set by each arm and, before it posts, by a
+	 * request (another thread), for a timer armed through one: atomic, so
+	 * that the owner's read in cancel() never races it; relaxed, because
+	 * the post orders the store before the owner applies the request. A
+	 * timer belongs to one wheel at a time.
+	 */
+	tw_wheel *wheel_of() const noexcept { return w_.load(std::memory_order_relaxed); }
+	void bind(tw_wheel *w) noexcept { w_.store(w, std::memory_order_relaxed); }
+	friend class timerwheel::request;
 	template <class Rep, class Period>
 	static std::uint64_t after(std::chrono::duration<Rep, Period> d) noexcept
 	{
@@ -343,7 +356,7 @@ protected:
 	}
 
 	Native n_{};
-	tw_wheel *w_ = nullptr;
+	std::atomic<tw_wheel *> w_{nullptr};
 };
 
 static_assert(std::is_standard_layout_v<tw_periodic> && offsetof(tw_periodic, timer) == 0);
@@ -555,22 +568,26 @@ public:
 	template <class N>
 	result post_rearm(wheel_ref w, detail::timer_base<N> &t, time_point at) noexcept
 	{
+		t.bind(w.native());
 		return posted(w, tw_post_mod(w.native(), &r_, t.native(), to_ns(at)));
 	}
 	template <class N, class Rep, class Period>
 	result post_rearm(wheel_ref w, detail::timer_base<N> &t, time_point at,
 			  std::chrono::duration<Rep, Period> slack) noexcept
 	{
+		t.bind(w.native());
 		return posted(w, tw_post_mod_range(w.native(), &r_, t.native(), to_ns(at), to_ns(slack)));
 	}
 	template <class N, class Rep, class Period>
 	result post_rearm_after(wheel_ref w, detail::timer_base<N> &t, std::chrono::duration<Rep, Period> d) noexcept
 	{
+		t.bind(w.native());
 		return posted(w, tw_post_mod(w.native(), &r_, t.native(), tw_deadline(to_ns(clock::now()), to_ns(d))));
 	}
 	template <class N>
 	result post_cancel(wheel_ref w, detail::timer_base<N> &t) noexcept
 	{
+		t.bind(w.native());
 		return posted(w, tw_post_del(w.native(), &r_, t.native()));
 	}
 	bool done() const noexcept { return tw_request_done(&r_) != 0; }

@@ -12,6 +12,7 @@ extern "C" {
 }
 
 #include <atomic>
+#include <memory>
 #include <thread> // std::this_thread only: mingw-w64's win32 thread model has no std::thread
 
 #include <pthread.h>
@@ -110,12 +111,43 @@ void test_requests(void **)
 	assert_true(w.check().ok());
 }
 
+// A timer armed only through a request, then destroyed by its owner while
+// armed: its destructor cancels it on the wheel the request named.
+void test_armed_by_request_then_destroyed(void **)
+{
+	tws::wheel w(tws::time_point(0s));
+	auto t = std::make_unique<tws::timer>([] {});
+	struct ctx {
+		tws::wheel *w;
+		tws::timer *t;
+	} c{&w, t.get()};
+	auto work = [](void *arg) -> void * {
+		auto *x = static_cast<ctx *>(arg);
+		tws::request r;
+		if (!r.post_rearm(*x->w, *x->t, tws::time_point(1h)))
+			return arg;
+		return r.wait().raw() == 0 ? nullptr : arg; // destroyed once done
+	};
+	pthread_t worker;
+	assert_int_equal(pthread_create(&worker, nullptr, work, &c), 0);
+	while (w.count() == 0)
+		(void)w.drain();
+	void *failed;
+	assert_int_equal(pthread_join(worker, &failed), 0);
+	assert_null(failed);
+	assert_true(t->pending());
+	t.reset();
+	assert_int_equal(w.count(), 0);
+	assert_true(w.check().ok());
+}
+
 } // namespace
 
 int main()
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requests),
+		cmocka_unit_test(test_armed_by_request_then_destroyed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
