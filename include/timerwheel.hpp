@@ -363,8 +363,9 @@ static_assert(std::is_standard_layout_v<tw_periodic> && offsetof(tw_periodic, ti
 static_assert(std::is_standard_layout_v<timer_base<tw_timer>> && std::is_standard_layout_v<timer_base<tw_periodic>>);
 
 /*
- * Inline storage for one callable of at most Size bytes: a lambda that
- * captures a pointer or two. A larger (or over-aligned) one is refused at
+ * Inline storage for one callable of at most Size bytes, aligned as a
+ * pointer: a lambda that captures a pointer or two. A larger one, or one
+ * aligned beyond a pointer (capturing a long double), is refused at
  * compile time; nothing is ever allocated.
  */
 template <std::size_t Size>
@@ -381,7 +382,7 @@ public:
 		using T = std::decay_t<F>;
 		static_assert(sizeof(T) <= Size, "callable larger than the timer's inline storage: "
 						  "capture less, or use basic_timer<N> with a larger N");
-		static_assert(alignof(T) <= alignof(std::max_align_t), "over-aligned callable");
+		static_assert(alignof(T) <= alignof(void *), "callable aligned beyond a pointer: store a pointer to it");
 		static_assert(std::is_invocable_r_v<void, T &>, "the callable takes no argument");
 		static_assert(std::is_nothrow_constructible_v<T, F &&>, "constructing the callable must not throw");
 		reset();
@@ -407,7 +408,7 @@ private:
 		else
 			f->~T();
 	}
-	alignas(std::max_align_t) unsigned char buf_[Size];
+	alignas(void *) unsigned char buf_[Size];
 	void (*ops_)(void *, bool) = nullptr;
 };
 

@@ -27,6 +27,9 @@ static_assert(!std::is_move_constructible_v<tws::request>);
 static_assert(std::is_nothrow_move_constructible_v<tws::wheel>);
 static_assert(std::is_nothrow_move_assignable_v<tws::wheel>);
 static_assert(!std::is_copy_constructible_v<tws::wheel>);
+// The stated sizes: a timer is a tw_timer, its wheel, two pointers of
+// callable and one of dispatch.
+static_assert(sizeof(tws::timer) == sizeof(tw_timer) + 4 * sizeof(void *) || sizeof(void *) != 8);
 // A result is the C int, nothing more.
 static_assert(sizeof(tws::result) == sizeof(int));
 

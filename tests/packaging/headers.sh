@@ -113,6 +113,23 @@ for std in c++17 c++20; do
 		n=$((n + 1))
 	done
 done
+# A callable larger than a timer's inline storage is refused at compile
+# time, with the header's message, rather than allocated.
+cat >"$tmp/big.cpp" <<'END'
+#include <timerwheel.hpp>
+int main()
+{
+	long a = 0, b = 0, c = 0;
+	timerwheel::timer t([&a, &b, &c] { a = b + c; });
+	return static_cast<int>(a);
+}
+END
+if "$cxx" -std=c++17 $flags -I "$inc" "$tmp/big.cpp" 2>"$tmp/big.err"; then
+	fail "$cxx: a timer took a callable of three pointers"
+fi
+grep -q "inline storage" "$tmp/big.err" || { cat "$tmp/big.err"; fail "$cxx: not the header's refusal"; }
+n=$((n + 1))
+
 # The backends' C++ headers, beside their C ones.
 for h in "$@"; do
 	hpp=${h%.h}.hpp
