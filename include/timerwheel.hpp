@@ -553,7 +553,9 @@ private:
  * request is never destroyed while queued: destroy it only while the
  * owner's loop still advances or destroys the wheel (see "Threads" in
  * <timerwheel.h>), else the destructor waits forever. Its timer must
- * outlive it likewise.
+ * outlive it likewise. Posting records the wheel in the timer, so that a
+ * timer armed only through requests still cancels itself on that wheel
+ * when its owner destroys it.
  */
 class request {
 public:
