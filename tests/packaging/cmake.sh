@@ -37,6 +37,9 @@ build() {
 		"$b/$c" || rc=$?
 		[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "$c exited with $rc ($*)"
 	done
+	# The C++ consumer, <timerwheel.hpp> on the core's target.
+	[ -x "$b/consumer_cpp" ] || fail "consumer_cpp not built ($*)"
+	"$b/consumer_cpp" || fail "consumer_cpp failed ($*)"
 }
 
 if ls "$libdir"/libtimerwheel.so.* >/dev/null 2>&1; then

@@ -5,6 +5,9 @@
 # -pedantic -Wcast-qual -Werror; the core's header also in C++98 and C++03
 # (the backends' headers include libuv's and liburing's, which need C++11).
 # Each translation unit uses tw_container_of on a const pointer.
+# <timerwheel.hpp> compiles in C++17 and C++20, with and without
+# exceptions and RTTI, its templates instantiated by a program using each
+# type, and in C++20 its awaitable (g++ 12 and clang 14 have coroutines).
 # Arguments: the C compiler, the C++ compiler, then the headers to check
 # (relative to include/).
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +59,89 @@ for set in "$@" "$*"; do
 	for std in $stds; do
 		"$cxx" -std=$std $flags -I "$inc" "$tmp/t.cpp" || fail "$cxx -std=$std: $set"
 		n=$((n + 1))
+	done
+done
+# The C++ header: every type used, so that its templates are instantiated.
+cat >"$tmp/hpp.cpp" <<'END'
+#include <timerwheel.hpp>
+#include <timerwheel.hpp>
+namespace tws = timerwheel;
+struct hooked : tws::timer_hook<hooked> {
+	int n = 0;
+	void on_timer(tws::default_tag) { n++; }
+};
+#if __cplusplus >= 202002L && !defined(TIMERWHEEL_HAVE_COROUTINES)
+#error "C++20 here has coroutines: the header must offer the awaitable"
+#endif
+#ifdef TIMERWHEEL_HAVE_COROUTINES
+struct task {
+	struct promise_type {
+		task get_return_object() { return {}; }
+		std::suspend_never initial_suspend() noexcept { return {}; }
+		std::suspend_never final_suspend() noexcept { return {}; }
+		void return_void() noexcept {}
+		void unhandled_exception() noexcept {}
+	};
+};
+task nap(tws::wheel_ref w)
+{
+	using namespace std::chrono_literals;
+	if (co_await tws::sleep_for(w, 1ms))
+		(void)co_await tws::sleep_until(w, tws::time_point(1s));
+}
+#endif
+int main()
+{
+	using namespace std::chrono_literals;
+	tws::wheel w(tws::wheel::config{1ms, 6, 0ns}, tws::time_point(0s));
+	int n = 0;
+	tws::timer t([&n] { n++; });
+	tws::periodic_timer p([&n] { n++; });
+	hooked h;
+	tws::request r;
+	if (!t.arm(w, tws::time_point(1ms), 1ms) || !p.start(w, tws::time_point(2ms), 1s) ||
+	    !h.arm(w, tws::time_point(3ms)) || !r.post_rearm(w, t, tws::time_point(4ms)))
+		return 1;
+	std::error_code ec = w.advance_by(10ms).error();
+	return ec ? 1 : n + h.n + static_cast<int>(w.count()) + (w.next_expiry() < w.now());
+}
+END
+for std in c++17 c++20; do
+	for x in "" "-fno-exceptions -fno-rtti"; do
+		# shellcheck disable=SC2086 # $x and $flags are lists of words
+		"$cxx" -std=$std $x $flags -I "$inc" "$tmp/hpp.cpp" || fail "$cxx -std=$std $x: timerwheel.hpp"
+		n=$((n + 1))
+	done
+done
+# A callable larger than a timer's inline storage is refused at compile
+# time, with the header's message, rather than allocated.
+cat >"$tmp/big.cpp" <<'END'
+#include <timerwheel.hpp>
+int main()
+{
+	long a = 0, b = 0, c = 0;
+	timerwheel::timer t([&a, &b, &c] { a = b + c; });
+	return static_cast<int>(a);
+}
+END
+if "$cxx" -std=c++17 $flags -I "$inc" "$tmp/big.cpp" 2>"$tmp/big.err"; then
+	fail "$cxx: a timer took a callable of three pointers"
+fi
+grep -q "inline storage" "$tmp/big.err" || { cat "$tmp/big.err"; fail "$cxx: not the header's refusal"; }
+n=$((n + 1))
+
+# The backends' C++ headers, beside their C ones.
+for h in "$@"; do
+	hpp=${h%.h}.hpp
+	[ "$h" != timerwheel.h ] && [ -f "$inc/$hpp" ] || continue
+	printf '#include <%s>\n#include <%s>\nint main() { return timerwheel::%s().native() != nullptr; }\n' \
+		"$hpp" "$hpp" "$(case $hpp in *uv*) echo uv_wheel ;; *) echo uring_loop ;; esac)" >"$tmp/b.cpp"
+	for std in c++17 c++20; do
+		for x in "" "-fno-exceptions -fno-rtti"; do
+			# shellcheck disable=SC2086
+			"$cxx" -std=$std $x $flags -I "$inc" "$tmp/b.cpp" || fail "$cxx -std=$std $x: $hpp"
+			n=$((n + 1))
+		done
 	done
 done
 echo "headers: OK ($n compilations with $cc and $cxx)"

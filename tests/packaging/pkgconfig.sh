@@ -3,7 +3,9 @@
 # Install to a staging prefix, then build and run the plain C consumers of
 # tests/consumer/c with gcc and pkg-config alone, as a new user would: first
 # `pkg-config --cflags --libs` (shared), then `pkg-config --static` against
-# a tree holding only the static libraries (no g++, no -lstdc++).
+# a tree holding only the static libraries (no g++, no -lstdc++). The C++
+# consumer (tests/consumer/cpp, <timerwheel.hpp> only) with g++ and
+# clang++, both ways.
 # Arguments: the modules this build has (timerwheel timerwheel-uv ...).
 . "$(dirname "$0")/lib.sh"
 
@@ -12,6 +14,20 @@ command -v pkg-config >/dev/null || skip "no pkg-config"
 tw_install
 tw_pkgconfig
 src=$TW_SOURCE/tests/consumer/c
+cppsrc=$TW_SOURCE/tests/consumer/cpp
+
+# cpp_consumer <suffix> <pkg-config flags...>: the C++ consumer with each C++ compiler.
+cpp_consumer() {
+	suffix=$1
+	shift
+	for cxx in g++ clang++; do
+		command -v $cxx >/dev/null || { echo "  (no $cxx: C++ consumer not built with it)"; continue; }
+		echo "$suffix timerwheel: $cxx -std=c++17 core.cpp $*"
+		"$cxx" -std=c++17 -Wall -Wextra -pedantic -Werror -o "$tmp/cpp-$cxx-$suffix" "$cppsrc/core.cpp" "$@" ||
+			fail "$cxx: the C++ consumer ($suffix)"
+		run "$tmp/cpp-$cxx-$suffix" "$suffix C++ consumer ($cxx)"
+	done
+}
 
 # run <exe> <what>: run a consumer; 77 is the uring consumer's "the kernel
 # refuses io_uring", which leaves the link checked but not the run.
@@ -59,6 +75,8 @@ if [ $shared = yes ]; then
 		same_file "$lib" "$libdir/libtimerwheel.so.$TW_SOVERSION" || fail "$c loads libtimerwheel from '$lib'"
 		run "$tmp/$c" "shared $m"
 	done
+	# shellcheck disable=SC2046 # pkg-config output is a list of words
+	cpp_consumer shared $(pkg-config --cflags --libs timerwheel)
 	# The static links below must not be able to pick a shared library.
 	rm -f "$libdir"/libtimerwheel*.so*
 fi
@@ -77,6 +95,8 @@ if [ $static = yes ]; then
 		fi
 		run "$tmp/$c-static" "static $m"
 	done
+	# shellcheck disable=SC2046
+	cpp_consumer static $(pkg-config --static --cflags --libs timerwheel)
 fi
 [ $shared = yes ] || [ $static = yes ] || fail "no library installed in $libdir"
 echo "pkg-config consumers: OK (shared: $shared, static: $static)"

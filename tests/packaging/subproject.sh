@@ -13,6 +13,7 @@ proj=$tmp/project
 mkdir -p "$proj/subprojects"
 cp "$TW_SOURCE/tests/consumer/meson/meson.build" "$TW_SOURCE/tests/consumer/meson/meson_options.txt" "$proj/"
 ln -s "$TW_SOURCE/tests/consumer/c" "$proj/c"
+ln -s "$TW_SOURCE/tests/consumer/cpp" "$proj/cpp"
 ln -s "$TW_SOURCE" "$proj/subprojects/timerwheel"
 
 opts=""
@@ -47,6 +48,8 @@ for m in "$@"; do
 	[ -x "$tmp/build/$c" ] || fail "$c not built"
 	no_cxx_runtime "$tmp/build/$c"
 done
+[ -x "$tmp/build/consumer_cpp" ] || fail "consumer_cpp not built"
+
 for so in "$tmp"/build/subprojects/timerwheel/src/libtimerwheel*.so.*.*.*; do
 	[ -f "$so" ] && no_cxx_runtime "$so"
 done

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * timerwheel/uv.hpp: the libuv backend of <timerwheel/uv.h> as an owning
+ * C++ type, header-only over the C ABI (see <timerwheel.hpp>).
+ *
+ * timerwheel::uv_wheel owns a struct tw_uv: allocated once when it is
+ * made (never per timer), and released in the handle's close callback, as
+ * libuv's rule wants. Destroying a uv_wheel (or close()) calls
+ * tw_uv_close(), which lets go in the order every backend follows (see
+ * "Closing" in <timerwheel/uv.h>); the handle's memory goes in the loop's
+ * next turn, so run the loop once more before uv_loop_close(). Made from a
+ * config (tw_uv_init()), it owns its wheel too, which tw_uv_close()
+ * destroys: its timers go idle, never called. Made from the program's
+ * wheel (tw_uv_attach()), the wheel stays the program's, its timers armed;
+ * either may go first (a destroyed wheel is released when the backend lets
+ * go), but declaring the timerwheel::wheel before the uv_wheel lets the
+ * backend go first, its timers then cancelled by their own destructors.
+ * Movable, not copyable; closing from a timer callback is allowed.
+ */
+#ifndef TIMERWHEEL_UV_HPP
+#define TIMERWHEEL_UV_HPP
+
+#include <timerwheel.hpp>
+#include <timerwheel/uv.h>
+
+#include <new>
+#include <utility>
+
+namespace timerwheel {
+
+class uv_wheel {
+public:
+	uv_wheel() noexcept = default;
+	/* tw_uv_init(): a wheel of its own on @loop. */
+	uv_wheel(uv_loop_t *loop, const wheel::config &cfg, unsigned flags = 0) noexcept
+	{
+		tw_config c = cfg.native();
+		make([&](tw_uv *h) { return tw_uv_init(loop, h, &c, flags); });
+	}
+	/* tw_uv_attach(): drives the program's wheel @w on @loop. */
+	uv_wheel(uv_loop_t *loop, wheel_ref w, unsigned flags = 0) noexcept
+	{
+		make([&](tw_uv *h) { return tw_uv_attach(loop, h, w.native(), flags); });
+	}
+	uv_wheel(const uv_wheel &) = delete;
+	uv_wheel &operator=(const uv_wheel &) = delete;
+	uv_wheel(uv_wheel &&o) noexcept : h_(std::exchange(o.h_, nullptr)), err_(std::exchange(o.err_, 0)) {}
+	uv_wheel &operator=(uv_wheel &&o) noexcept
+	{
+		if (this != &o) {
+			close();
+			h_ = std::exchange(o.h_, nullptr);
+			err_ = std::exchange(o.err_, 0);
+		}
+		return *this;
+	}
+	~uv_wheel() { close(); }
+
+	/* tw_uv_close(): the handle's memory goes in the loop's next turn. */
+	void close() noexcept
+	{
+		if (h_)
+			tw_uv_close(std::exchange(h_, nullptr), &closed);
+	}
+	explicit operator bool() const noexcept { return h_ != nullptr; }
+	/* Why it could not be made (EINVAL, EBUSY, ENOMEM), or no error. */
+	std::error_code error() const noexcept { return result(err_).error(); }
+	/* The wheel it drives: arm timers on it. */
+	wheel_ref get() const noexcept { return wheel_ref(tw_uv_wheel(h_)); }
+	uv_loop_t *loop() const noexcept { return tw_uv_loop(h_); }
+	tw_uv *native() const noexcept { return h_; }
+	tw_uv_stats stats() const noexcept
+	{
+		tw_uv_stats s{};
+		(void)tw_uv_get_stats(h_, &s);
+		return s;
+	}
+	/* The backend's clock, uv_hrtime(): CLOCK_MONOTONIC, as timerwheel::clock on Linux. */
+	static time_point now() noexcept { return to_time_point(tw_uv_now()); }
+
+private:
+	template <class F>
+	void make(F &&f) noexcept
+	{
+		tw_uv *h = new (std::nothrow) tw_uv();
+		if (!h) {
+			err_ = -ENOMEM;
+			return;
+		}
+		err_ = f(h);
+		if (err_ < 0)
+			delete h;
+		else
+			h_ = h;
+	}
+	static void closed(tw_uv *h) { delete h; }
+
+	tw_uv *h_ = nullptr;
+	int err_ = 0;
+};
+
+} // namespace timerwheel
+
+#endif // TIMERWHEEL_UV_HPP

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+//
+// cpp_calls: the same operations through the C calls and through
+// <timerwheel.hpp>, for tests/bench/cpp-profile to count the instructions
+// of each under callgrind (exact, whatever the load). One function per
+// operation and API, each over all N timers, on its own wheel with the same
+// deadlines: arm, re-arm later, cancel, then arm again and expire all by
+// advancing from next expiry to next expiry, as a loop does.
+//
+//   cpp_calls [N ...]      (default: 1000 1000000)
+#include <timerwheel.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+namespace tws = timerwheel;
+
+namespace {
+
+constexpr std::uint64_t tick = 1000000;
+constexpr std::uint64_t span = 30ull * 60 * 1000 * tick;
+
+std::uint64_t rng = 0x12345;
+std::uint64_t next_rand()
+{
+	std::uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+struct ctimer {
+	tw_timer t;
+	std::uint64_t fired;
+};
+
+struct cxxtimer {
+	std::uint64_t fired = 0;
+	tws::timer t{[this] { fired++; }};
+};
+
+std::vector<std::uint64_t> due;
+ctimer *cts;
+cxxtimer *xts;
+std::uint64_t now0 = 1000 * tick;
+
+void c_fire(tw_timer *t) { tw_container_of(t, ctimer, t)->fired++; }
+
+} // namespace
+
+// C linkage: plain names in callgrind's report.
+extern "C" {
+__attribute__((noinline)) void c_arm(tw_wheel *w, std::uint32_t n)
+{
+	for (std::uint32_t i = 0; i < n; i++)
+		if (tw_add(w, &cts[i].t, due[i]) < 0)
+			std::abort();
+}
+__attribute__((noinline)) void cpp_arm(tws::wheel &w, std::uint32_t n)
+{
+	for (std::uint32_t i = 0; i < n; i++)
+		if (!xts[i].t.arm(w, tws::to_time_point(due[i])))
+			std::abort();
+}
+__attribute__((noinline)) void c_rearm(tw_wheel *w, std::uint32_t n)
+{
+	for (std::uint32_t i = 0; i < n; i++)
+		if (tw_mod(w, &cts[i].t, due[i] + span) < 0)
+			std::abort();
+}
+__attribute__((noinline)) void cpp_rearm(tws::wheel &w, std::uint32_t n)
+{
+	for (std::uint32_t i = 0; i < n; i++)
+		if (!xts[i].t.rearm(w, tws::to_time_point(due[i] + span)))
+			std::abort();
+}
+__attribute__((noinline)) void c_cancel(tw_wheel *w, std::uint32_t n)
+{
+	for (std::uint32_t i = 0; i < n; i++)
+		if (tw_del(w, &cts[i].t) != 1)
+			std::abort();
+}
+__attribute__((noinline)) void cpp_cancel(std::uint32_t n)
+{
+	for (std::uint32_t i = 0; i < n; i++)
+		if (xts[i].t.cancel().value() != 1)
+			std::abort();
+}
+__attribute__((noinline)) void c_expire(tw_wheel *w)
+{
+	while (tw_count(w) > 0)
+		if (tw_advance(w, tw_next_expiry(w)) < 0)
+			std::abort();
+}
+__attribute__((noinline)) void cpp_expire(tws::wheel &w)
+{
+	while (w.count() > 0)
+		if (!w.advance(w.next_expiry()))
+			std::abort();
+}
+}
+
+int main(int argc, char **argv)
+{
+	std::vector<std::uint32_t> ns;
+	for (int i = 1; i < argc; i++)
+		ns.push_back(static_cast<std::uint32_t>(std::strtoul(argv[i], nullptr, 10)));
+	if (ns.empty())
+		ns = {1000, 1000000};
+	for (std::uint32_t n : ns) {
+		due.resize(n);
+		for (auto &d : due)
+			d = now0 + tick + next_rand() % span;
+		auto c = std::make_unique<ctimer[]>(n);
+		auto x = std::make_unique<cxxtimer[]>(n);
+		cts = c.get();
+		xts = x.get();
+		for (std::uint32_t i = 0; i < n; i++)
+			tw_timer_init(&cts[i].t, c_fire);
+		tw_wheel *cw;
+		if (tw_wheel_create(&cw, nullptr, now0) != 0)
+			return 1;
+		tws::wheel xw(tws::to_time_point(now0));
+		if (!xw)
+			return 1;
+
+		c_arm(cw, n);
+		cpp_arm(xw, n);
+		c_rearm(cw, n);
+		cpp_rearm(xw, n);
+		c_cancel(cw, n);
+		cpp_cancel(n);
+		c_arm(cw, n);
+		cpp_arm(xw, n);
+		c_expire(cw);
+		cpp_expire(xw);
+
+		std::uint64_t cf = 0, xf = 0;
+		for (std::uint32_t i = 0; i < n; i++) {
+			cf += cts[i].fired;
+			xf += xts[i].fired;
+		}
+		tw_wheel_destroy(cw);
+		if (cf != n || xf != n) {
+			std::fprintf(stderr, "cpp_calls: %llu and %llu fired, not %u\n", (unsigned long long)cf,
+				     (unsigned long long)xf, n);
+			return 1;
+		}
+		std::printf("cpp_calls: %u timers, each armed twice, re-armed, cancelled and fired once per API\n", n);
+	}
+	return 0;
+}

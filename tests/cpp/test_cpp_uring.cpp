@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+//
+// timerwheel::uring_loop and uring_attachment on a real ring and the real
+// clock: timers fire none early; letting go leaves the program's wheel
+// with its timers armed; a close refused while the loop runs is an error
+// value and leaves it open. Skips, saying so, where the kernel refuses
+// io_uring (as every io_uring test does).
+#include <liburing.h>
+#include <timerwheel/uring.hpp>
+
+extern "C" {
+#include "../uring/helpers.h"
+}
+
+using namespace std::chrono_literals;
+namespace tws = timerwheel;
+
+namespace {
+
+struct stamp {
+	tws::timer t;
+	tws::time_point due{};
+	int fired = 0;
+	int early = 0;
+	stamp() : t([this] {
+		fired++;
+		if (tws::clock::now() < due)
+			early++;
+	}) {}
+	tws::result arm(tws::wheel_ref w, tws::nanoseconds d)
+	{
+		due = tws::clock::now() + d;
+		return t.arm(w, due);
+	}
+};
+
+void test_loop(void **)
+{
+	tws::wheel w(tws::uring_loop::now());
+	stamp later;
+	{
+		tws::uring_loop loop(w);
+		tw_test_skip_if_refused(loop.error() ? -loop.error().value() : 0);
+		assert_true(static_cast<bool>(loop));
+		stamp s[20];
+		for (int i = 0; i < 20; i++)
+			assert_true(s[i].arm(w, std::chrono::milliseconds(1 + i % 5)).ok());
+		// Runs until nothing is armed.
+		assert_true(loop.run().ok());
+		for (stamp &x : s) {
+			assert_int_equal(x.fired, 1);
+			assert_int_equal(x.early, 0);
+		}
+
+		// Closing from a callback of its run is refused, and changes nothing.
+		int refused = 0;
+		tws::timer closer([&loop, &refused] { refused = loop.close().raw(); });
+		assert_true(closer.arm(w, tws::clock::now() + 1ms).ok());
+		assert_true(loop.run().ok());
+		assert_int_equal(refused, -EBUSY);
+		assert_true(static_cast<bool>(loop));
+		assert_true(later.arm(w, 1h).ok());
+	} // lets go: the wheel is the program's, its timer armed
+	assert_true(later.t.pending());
+	assert_int_equal(w.advance(later.due + w.tick()).value(), 1);
+	assert_int_equal(later.fired, 1);
+	assert_true(w.check().ok());
+}
+
+void test_attachment(void **)
+{
+	struct io_uring ring;
+	tw_test_ring_init(&ring, 8, 0);
+	tws::wheel w(tws::uring_attachment::now());
+	{
+		tws::uring_attachment u(w, &ring);
+		assert_true(static_cast<bool>(u));
+		assert_true(u.ring() == &ring);
+		stamp s;
+		assert_true(s.arm(w, 2ms).ok());
+		while (s.fired == 0) {
+			struct io_uring_cqe *cqe;
+			assert_true(io_uring_submit_and_wait(&ring, 1) >= 0);
+			while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+				assert_int_equal(u.handle_cqe(cqe).value(), 1); // nothing else is on the ring
+				io_uring_cqe_seen(&ring, cqe);
+			}
+		}
+		assert_int_equal(s.early, 0);
+		// A second backend on the same wheel is refused, as a value.
+		tws::uring_attachment again(w, &ring);
+		assert_false(static_cast<bool>(again));
+		assert_true(again.error() == std::errc::device_or_resource_busy);
+		assert_true(u.detach().ok());
+		assert_false(static_cast<bool>(u));
+	}
+	io_uring_queue_exit(&ring);
+	assert_true(w.check().ok());
+}
+
+} // namespace
+
+int main()
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loop),
+		cmocka_unit_test(test_attachment),
+	};
+	return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+}
