@@ -6,6 +6,7 @@
 
 #include <errno.h>
 
+#include "debug.hpp"
 #include "park.hpp"
 
 namespace tw {
@@ -75,12 +76,10 @@ int request_queue::post(tw_wheel *w, tw_request *r, const request_payload &p)
 	__atomic_store_n(&r->tw__timer, p.timer, __ATOMIC_RELEASE); // (1)
 	__atomic_store_n(&r->tw__expires, p.expires, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->tw__slack, p.slack, __ATOMIC_RELEASE);
-	if (publish(r, p.op) && !push(r)) {
+	if (publish(r, p.op) && !push(r))
 		shut(r);
-		return replaced ? 1 : 0;
-	}
 	// A cancel never makes the owner look earlier.
-	if (p.op != request_op::del && p.expires < __atomic_load_n(&horizon_, __ATOMIC_SEQ_CST))
+	else if (p.op != request_op::del && p.expires < __atomic_load_n(&horizon_, __ATOMIC_SEQ_CST))
 		wake(w);
 	return replaced ? 1 : 0;
 }
@@ -98,7 +97,7 @@ bool request_queue::publish_horizon(uint64_t when)
 inline tw_request *request_queue::take_all(tw_request *rest)
 {
 	tw_request *stack = __atomic_exchange_n(&head_, rest, __ATOMIC_ACQ_REL);
-	if (!request_queue::stack(stack))
+	if (!is_stack(stack))
 		return nullptr;
 	tw_request *fifo = nullptr;
 	while (stack) {
@@ -171,9 +170,45 @@ int request_queue::drain(tw_wheel *w, int (*apply)(tw_wheel *w, const request_pa
 	return apply_all(take_all(nullptr), w, apply);
 }
 
+// A request the close took: done with -ESHUTDOWN in one CAS from queued,
+// never through applying, or a rewrite handed back to its poster (who
+// finds the queue closed and completes it). Not take() then complete():
+// a poster may post an applying request again, fail to push, complete it
+// itself, and its caller free it, all before this thread's complete().
+// Here the CAS is the owner's last touch of the request (CLOSING).
+inline bool request_queue::shut_taken(tw_request *r)
+{
+	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_ACQUIRE);
+	for (;;) {
+		TW_ASSERT(req::phase(s) == req::phase_queued || req::phase(s) == req::phase_rewriting, "queued");
+		if (req::phase(s) == req::phase_rewriting) {
+			if (__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_writing, req::op(s)),
+							false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+				return false;
+			continue;
+		}
+		// Queued: not done, so its caller still holds it and may not free
+		// it; a failed CAS leaves a result that the next completion
+		// overwrites.
+		__atomic_store_n(&r->tw__result, -TW_ESHUTDOWN, __ATOMIC_RELAXED);
+		uint32_t to = req::with(s, req::phase_done, req::op(s)) & ~req::waiter;
+		if (__atomic_compare_exchange_n(&r->tw__state, &s, to, false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) { // (3)
+			if (s & req::waiter)
+				park_wake(&r->tw__state);
+			return true;
+		}
+	}
+}
+
 int request_queue::close()
 {
-	return apply_all(take_all(closed()), nullptr, [](tw_wheel *, const request_payload &) { return -TW_ESHUTDOWN; });
+	int done = 0;
+	for (tw_request *r = take_all(closed()); r;) {
+		tw_request *next = r->tw__next; // before the CAS: then a poster may write it (2)
+		done += shut_taken(r);
+		r = next;
+	}
+	return done;
 }
 
 } // namespace tw

@@ -78,7 +78,7 @@
 // one that got past refuse()'s test before the destroy must not wait for
 // an owner who will never look again (a backend may hold the wheel long
 // after). So the owner closes the queue: it exchanges the head with
-// `closed` and completes what it took; and a push is a CAS that expects a
+// `closed` and completes what it took (shut_taken()); and a push is a CAS that expects a
 // stack, never `closed`. Both are writes of the one head word, so in its
 // modification order each push comes either before the close (the close
 // took the request and completes it) or after (the CAS reads `closed` and
@@ -90,7 +90,12 @@
 // the push back and finds the queue closed in turn. Its acquire of
 // `closed` synchronises with the close's release, so that all the owner
 // did to the request before, such as a complete() of an older post that
-// found the generation moved, comes before the poster's completion.
+// found the generation moved, comes before the poster's completion. The
+// close itself never moves a request it took to applying: from there a
+// poster may post it again and, its push failing, complete it at once, so
+// that its caller frees it while the close would still complete the older
+// post. It CASes the request straight from queued to done, and that CAS
+// is its last access; a rewrite it hands back is the poster's alone.
 #ifndef TW_REQUEST_QUEUE_HPP
 #define TW_REQUEST_QUEUE_HPP
 
@@ -169,7 +174,7 @@ public:
 
 	// Requests are queued (seq_cst: see publish_horizon()). A closed
 	// queue holds none.
-	bool pending() const { return stack(__atomic_load_n(&head_, __ATOMIC_SEQ_CST)); }
+	bool pending() const { return is_stack(__atomic_load_n(&head_, __ATOMIC_SEQ_CST)); }
 
 	// From now on posts fail with -ESHUTDOWN; close() completes those
 	// that got past the test.
@@ -193,12 +198,13 @@ private:
 	// The head of a closed queue: no request's address (they are
 	// aligned), so a CAS that expects a stack never matches it.
 	static tw_request *closed() { return reinterpret_cast<tw_request *>(uintptr_t{ 1 }); }
-	static bool stack(const tw_request *head) { return reinterpret_cast<uintptr_t>(head) > 1; }
+	static bool is_stack(const tw_request *head) { return reinterpret_cast<uintptr_t>(head) > 1; }
 
 	static uint32_t claim(tw_request *r, bool *queued);
 	static bool publish(tw_request *r, request_op op);
 	bool push(tw_request *r);
 	static void shut(tw_request *r);
+	static bool shut_taken(tw_request *r);
 	tw_request *take_all(tw_request *rest);
 	static int apply_all(tw_request *fifo, tw_wheel *w, int (*apply)(tw_wheel *w, const request_payload &p));
 	static bool take(tw_request *r, request_payload *p, uint32_t *gen);
