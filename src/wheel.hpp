@@ -151,9 +151,10 @@ namespace tw {
 // so that the algorithm names their fields as its own), each with the
 // invariants it keeps. tw_check names an invariant when one breaks, and
 // debug builds assert each by name where the code relies on it
-// (TW_ASSERT). The hot fields of an arm, a cancel and a re-arm come first:
-// the clock, the lifetime, the bucket bitmaps' word, the hook and the
-// counters share the wheel's first two cache lines.
+// (TW_ASSERT). The fields an arm, a cancel and a re-arm read come first,
+// in the parts they belong to (the clock, the lifetime, the policy, the
+// buckets, the hook, the counters), ahead of the geometry's tables and the
+// lateness histogram, which only a cascade and a firing read.
 
 // The clock.
 //
@@ -191,6 +192,15 @@ struct lifetime {
 	uint8_t holds;         // who holds the wheel: tw::held_by_program and the others
 	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()
 	bool default_geometry; // geometry::is_default(), read where a cascade picks its constants
+};
+
+// The policy a program set: the default window of tw_add() and tw_mod()
+// (read by every re-arm), the widest window placed (the window rule,
+// below), and the backends' wake budget.
+struct policy {
+	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
+	unsigned widest;        // the largest alignment of a timer in a slot (the window rule)
+	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
 };
 
 // The buckets: levels << slot_bits slots, level by level, and the bitmaps
@@ -245,7 +255,6 @@ struct counters {
 	uint64_t due_arms; // claims that went to the due list, not into a slot (stats_now())
 };
 
-
 // The lateness histogram (tw_get_lateness(), lateness.cpp).
 struct lateness_histogram {
 	uint64_t late[TW_LATENESS_BUCKETS]; // firings by lateness's bit width
@@ -275,16 +284,13 @@ struct lateness_histogram {
 // alignment: the expiry's tick itself for an exact timer.
 struct tw_wheel : tw::wheel_clock,
 		  tw::lifetime,
+		  tw::policy,
 		  tw::buckets,
 		  tw::hook,
 		  tw::due_queue,
 		  tw::counters,
 		  tw::geometry,
 		  tw::lateness_histogram {
-	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
-	unsigned widest;        // no timer in a slot has a larger alignment; 0: all are exact (the window rule)
-	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
-
 	// Requests from other threads (request_queue.hpp): the only fields
 	// that posting threads touch, and only through __atomic builtins. A
 	// cache line of padding on each side keeps them off the lines the
