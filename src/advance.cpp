@@ -45,20 +45,6 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 	}
 }
 
-// The clock has just reached the start of a slot of `from_level`, now
-// detached: place its timers again relative to the clock. Each is due (its
-// expiry's tick has come: for a timer with slack, its window is open), or
-// lands in a later slot: a finer level when a higher slot cascades, or
-// wherever its expiry now belongs if it was re-armed later while it waited
-// (see mod()), which may be a coarser level. Only the moves to a finer
-// level (or from a higher level to the due list) count as cascaded. An
-// timer takes the arm's placement (enqueue()), with the default geometry's
-// constants when the wheel has them (`Ms`).
-//
-// For the last event by an advance's target (`early` given, see
-// collect_expired_timers()), the clock is already at the target, and the
-// timers that come due are chained on *early, in no order, for the caller
-// to put in order.
 // A cascade's timer with a window, out of line: inlined, it would take
 // registers that the exact timers' loop needs.
 template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint64_t exp_tick, unsigned align)
@@ -66,6 +52,20 @@ template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint
 	return enqueue<Ms>(t, fire_tick(exp_tick, align), exp_tick, stats.placed++, false);
 }
 
+// The clock has just reached the start of a slot of `from_level`, now
+// detached: place its timers again relative to the clock. Each is due (its
+// expiry's tick has come: for a timer with slack, its window is open), or
+// lands in a later slot: a finer level when a higher slot cascades, or
+// wherever its expiry now belongs if it was re-armed later while it waited
+// (see mod()), which may be a coarser level. Only the moves to a finer
+// level (or from a higher level to the due list) count as cascaded. An
+// exact timer takes the arm's placement (enqueue()), with the default
+// geometry's constants when the wheel has them (`Ms`).
+//
+// For the last event by an advance's target (`early` given, see
+// collect_expired_timers()), the clock is already at the target, and the
+// timers that come due are chained on *early, in no order, for the caller
+// to put in order.
 template <bool Ms>
 void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **early)
 {

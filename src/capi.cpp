@@ -8,6 +8,16 @@
 
 #include "entry.hpp"
 
+#if TW_DEBUG_CHECKS && defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define TW_MAKE_DEFINED(p, n) VALGRIND_MAKE_MEM_DEFINED((p), (n))
+#endif
+#endif
+#ifndef TW_MAKE_DEFINED
+#define TW_MAKE_DEFINED(p, n) ((void)0)
+#endif
+
 extern "C" {
 
 TW_API unsigned tw_version(void)

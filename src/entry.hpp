@@ -21,15 +21,6 @@
 #define TW_LIVE_IN(w, fn) tw::debug::require_live((w), (fn))
 #define TW_WARN(...) tw::debug::warn(__func__, __VA_ARGS__)
 #define TW_WARN_IN(fn, ...) tw::debug::warn((fn), __VA_ARGS__)
-#if defined(__has_include)
-#if __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define TW_MAKE_DEFINED(p, n) VALGRIND_MAKE_MEM_DEFINED((p), (n))
-#endif
-#endif
-#ifndef TW_MAKE_DEFINED
-#define TW_MAKE_DEFINED(p, n) ((void)0)
-#endif
 #else
 #define TW_LIVE(w) ((void)0)
 #define TW_LIVE_IN(w, fn) ((void)0)

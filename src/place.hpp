@@ -2,9 +2,9 @@
 //
 // Placement: the steps that put a timer into a bucket or on the due list
 // and take it off again, shared by the arms (arm.cpp) and the cascades
-// (advance.cpp) and inlined into both. Placement itself exists once: an
-// exact timer goes through enqueue_exact(), a timer with a window through
-// enqueue(), and both name the bucket calc_wheel_index() names.
+// (advance.cpp) and inlined into both. Placement itself exists once:
+// every timer goes through enqueue<Ms>() (an exact one with no_open for its
+// window), which puts it in the bucket calc_wheel_index() names.
 #ifndef TW_PLACE_HPP
 #define TW_PLACE_HPP
 

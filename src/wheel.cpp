@@ -13,13 +13,12 @@
 // higher slot they are placed again relative to the new clock (the cascade)
 // and so reach level 0 exactly at their tick.
 //
-// This file: the wheel's life (create, destroy, release), its hook, and the
-// tick and bucket arithmetic that every path shares.
+// This file: the wheel's life (create, destroy, release) and its hook; the
+// tick arithmetic is geometry.hpp's, placement place.hpp's.
 #include "wheel.hpp"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "compiler.hpp"
 #include "ids.hpp"
@@ -49,7 +48,6 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 	t->expires = add_periods(t->expires, period, n);
 	return n;
 }
-
 
 int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now)
 {
@@ -177,7 +175,6 @@ void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 	notified = fn ? next_expiry() : 0;
 	(void)publish_horizon(notified);
 }
-
 
 // The alignment of a timer's firing tick (see fire_tick()), for an expiry
 // tick after the clock and a window of `slack` ticks after it.

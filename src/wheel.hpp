@@ -24,7 +24,6 @@ namespace tw {
 // first): every path that may end a wheel's life calls it.
 void release_if_unused(tw_wheel *w);
 
-
 // Bits of tw_timer::tw__flags: whether the timer is periodic, and the
 // alignment of its firing tick (see fire_tick()), kept from its last arm so
 // that cascades and periodic re-arms place it the same way.
@@ -102,7 +101,6 @@ struct slot {
 		hlist_add_head(&lane[which & (lanes - 1)], t);
 		lower(tick, open);
 	}
-
 
 	void lower(uint64_t tick, uint64_t open)
 	{
@@ -452,7 +450,6 @@ private:
 	void notify_now(uint64_t when);
 };
 
-
 // The stay rule (see the list of invariants), written once: may a timer
 // whose expiry's tick is exp_tick, firing at `tick` with alignment `align`,
 // be in bucket `index`? tw_mod() leaves it there if so, and tw_check()
@@ -479,7 +476,6 @@ inline bool tw_wheel::stays_later(const tw_timer *t, uint64_t expires, uint64_t 
 	TW_ASSERT(!later || stays(index_of(t), tick_of_expiry(expires), tick_of_expiry(expires), 0), "stay");
 	return later;
 }
-
 
 // tw_forward() without the argument checks: t idle, period > 0.
 uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period);

@@ -214,9 +214,9 @@ static void test_cancel_waiting(void **state)
 
 /* The batch is taken before its first callback and not refilled: the first
  * callback cancels one timer of its batch and re-arms another already due,
- * so one of three runs while three are still due (tw_next_expiry() says
- * so); those three fire next, in tick order, and the re-armed one after
- * them. */
+ * so one of three runs while four are still due (tw_next_expiry() says
+ * so): the three left by the budget fire next, in tick order, and the
+ * re-armed one after them. */
 static uint64_t at_ticks(size_t i) { return (1 + i) * TICK; }
 
 static void test_batch_not_refilled(void **state)

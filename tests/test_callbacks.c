@@ -357,7 +357,12 @@ static void test_expires_in_callback(void **state)
 	tw_timer_init(&windowed.timer, record_seen);
 	assert_int_equal(tw_add(wheel, &exact.timer, 5 * TICK + 7), 0);
 	assert_int_equal(tw_add(wheel, &moved.timer, 3 * TICK), 0);
+	unsigned level, slot, level_after, slot_after;
+	assert_int_equal(tw_timer_bucket(wheel, &moved.timer, &level, &slot), 0);
 	assert_int_equal(tw_mod(wheel, &moved.timer, 20 * TICK + 1), 1); /* later: stored in place */
+	assert_int_equal(tw_timer_bucket(wheel, &moved.timer, &level_after, &slot_after), 0);
+	assert_int_equal(level_after, level);
+	assert_int_equal(slot_after, slot);
 	assert_int_equal(tw_add_range(wheel, &windowed.timer, 9 * TICK + 5, 10 * TICK), 0);
 	assert_int_equal(tw_advance(wheel, advance_to), 3);
 	assert_int_equal(exact.expires, 5 * TICK + 7);

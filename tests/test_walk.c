@@ -227,7 +227,7 @@ static void test_due_first_in_firing_order(void **state)
 	struct tw_timer left[6], past[4], late, slot[8];
 	uint64_t now = 100 * TICK;
 	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
-	/* Ticks 1 to 6, two per advance of budget 2: three left due. */
+	/* Ticks 1 to 6, due at once; an advance of budget 3 leaves three due. */
 	for (int i = 0; i < 6; i++) {
 		tw_timer_init(&left[i], order_fire);
 		tw_add(w, &left[i], (uint64_t)(6 - i) * TICK); /* armed latest first */
