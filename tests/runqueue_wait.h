@@ -7,46 +7,35 @@
 #ifndef TW_TESTS_RUNQUEUE_WAIT_H
 #define TW_TESTS_RUNQUEUE_WAIT_H
 
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
 
 /*
- * The time, in ns, that @pid's threads have spent runnable but not running
- * since they started: the second figure of each /proc/PID/task/TID/schedstat.
- * 0 where the kernel does not say (no /proc, no schedstat): a bound that
- * adds it is then the bound without it.
+ * The time, in ns, that @pid's main thread, where the servers' loops run
+ * and fire their timers, has spent runnable but not running since it
+ * started: the second figure of /proc/PID/task/PID/schedstat. One thread's
+ * figure only grows (a sum over threads would shrink as a worker exits,
+ * and count one delay once per thread waiting with it). 0 where the
+ * kernel does not say (no /proc, no schedstat): a bound that adds it is
+ * then the bound without it.
  */
 static inline uint64_t tw_test_runqueue_wait_ns(pid_t pid)
 {
 	char path[64];
-	struct dirent *e;
-	uint64_t sum = 0;
-	DIR *d;
+	unsigned long long run, wait;
+	uint64_t ns = 0;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	if (!f)
 		return 0;
-	while ((e = readdir(d)) != NULL) {
-		unsigned long long run, wait;
-		char file[sizeof(path) + sizeof(e->d_name) + 16];
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s/schedstat", path, e->d_name);
-		f = fopen(file, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%llu %llu", &run, &wait) == 2)
-			sum += wait;
-		fclose(f);
-	}
-	closedir(d);
-	return sum;
+	if (fscanf(f, "%llu %llu", &run, &wait) == 2)
+		ns = wait;
+	fclose(f);
+	return ns;
 }
 
 /* That wait, sampled over a run: at and after at[i], the total was wait[i]. */
@@ -82,7 +71,8 @@ static inline void tw_test_waits_sample(struct tw_test_waits *s, uint64_t now)
 /*
  * How long the process waited for a CPU between @from and @to, at most:
  * from the last sample at or before @from to the first at or after @to
- * (the run's ends where there is none).
+ * (the run's ends where there is none), and never more than the time
+ * between those samples. A sample that failed (0) gives 0, not a wrap.
  */
 static inline uint64_t tw_test_waits_between(const struct tw_test_waits *s, uint64_t from, uint64_t to)
 {
@@ -94,7 +84,10 @@ static inline uint64_t tw_test_waits_between(const struct tw_test_waits *s, uint
 		lo++;
 	while (hi > lo + 1 && s->at[hi - 2] >= to)
 		hi--;
-	return s->wait[hi - 1] - s->wait[lo];
+	if (s->wait[hi - 1] <= s->wait[lo])
+		return 0;
+	uint64_t waited = s->wait[hi - 1] - s->wait[lo], span = s->at[hi - 1] - s->at[lo];
+	return waited < span ? waited : span;
 }
 
 static inline void tw_test_waits_free(struct tw_test_waits *s)
