@@ -109,7 +109,7 @@ def check_text(root):
 
 # A measured figure: a decimal with a unit of time.
 FIGURE = re.compile(r"\b\d+\.\d+ ?(ns|us|\u00b5s|ms)\b")
-COMMAND = re.compile(r"`(tests/[^`]+|build/[^`]+|meson test[^`]*|\.ci/[^`]+)`")
+COMMAND = re.compile(r"`(tests/[^`]+|build(-[a-z]+)?/[^`]+|meson test[^`]*|\.ci/[^`]+)`")
 
 
 def blocks(text):
