@@ -18,9 +18,10 @@ the loop kit serves; no pin of a release tag, since releases are not tagged
 pins); the uv_timer_t table does not restart an armed timer with tw_add.
 Figures: each measured figure (a decimal in ns, us or ms) stands in a
 paragraph, list item or table that names a command (`tests/...`,
-`build/...`, `meson test ...`), or right after one; the README's table at
-10^6 timers holds what `tests/bench/mdtable` prints from the committed
-bench.csv. CI: the README names `.ci/run`, and the platform table gives no
+`build/...` or `build-NAME/...`, `meson test ...`), or right after one; the
+README's table at 10^6 timers holds bench.csv's medians, and
+tests/bench/README.md's tables of the committed run are what
+`tests/bench/mdtable` prints from it. CI: the README names `.ci/run`, and the platform table gives no
 run that only `.ci/run` makes (sanitizers, valgrind, a fresh root) to
 `tests/run`. With BUILD_ROOT: every `meson test -C build NAME` and
 `--suite NAME` the README gives is a test or suite of that build (those of
@@ -31,6 +32,7 @@ import glob
 import json
 import os
 import re
+import subprocess
 import sys
 
 failures = []
@@ -173,7 +175,11 @@ def check_bench_table(readme, root):
         work = w.group(1) if w else "bytes" if label.startswith("bytes per timer") else None
         if not work:
             continue
-        for peer, cell in zip(peers, [c.strip() for c in cells.split("|")]):
+        cells = [c.strip() for c in cells.split("|")]
+        if len(cells) != len(peers):
+            fail("README's table at 10^6 timers: row %r has %d cells for %d columns" % (label, len(cells), len(peers)))
+            continue
+        for peer, cell in zip(peers, cells):
             want = med.get((peer, work))
             if want is None:
                 fail("README's %s figure for %s is not in bench.csv" % (work, peer))
@@ -184,6 +190,22 @@ def check_bench_table(readme, root):
             checked += 1
     if not checked:
         fail("README's table at 10^6 timers has no row checked against bench.csv")
+
+
+def check_bench_readme_tables(root):
+    """tests/bench/README.md's tables of the committed run are what
+    `tests/bench/mdtable tests/bench/results/bench.csv N` prints."""
+    text = open(os.path.join(root, "tests", "bench", "README.md"), encoding="utf-8").read()
+    tables = re.findall(r"^(\| N = (\d+) \|.*?)\n(?!\|)", text, re.M | re.S)
+    if not tables:
+        fail("tests/bench/README.md has no table of the committed run")
+    for table, n in tables:
+        want = subprocess.run(["sh", os.path.join(root, "tests", "bench", "mdtable"),
+                               os.path.join(root, "tests", "bench", "results", "bench.csv"), n],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        if table.strip() != want:
+            fail("tests/bench/README.md's table at N = %s is not what mdtable prints for bench.csv" % n)
+    print("bench tables: %d checked against mdtable" % len(tables))
 
 
 def check_ci(readme):
@@ -221,6 +243,7 @@ if __name__ == "__main__":
         readme = open(os.path.join(sys.argv[2], "README.md"), encoding="utf-8").read()
         print("figures: %d paragraphs with figures checked for their command" % check_figures(readme))
         check_bench_table(readme, sys.argv[2])
+        check_bench_readme_tables(sys.argv[2])
         check_ci(readme)
         if len(sys.argv) > 3:
             check_test_names(readme, sys.argv[3])
