@@ -20,9 +20,9 @@ installed=$(find "$dest" ! -type d | wc -l)
 ninja -C "$TW_BUILD" uninstall >"$tmp/uninstall.log" 2>&1 || { cat "$tmp/uninstall.log"; fail "ninja uninstall"; }
 left=""
 # (Meson removes the directories it created too, the root included.)
-[ ! -d "$dest" ] || left=$(find "$dest" ! -type d)
+[ ! -d "$dest" ] || left=$(find "$dest")
 if [ -n "$left" ]; then
 	echo "$left"
-	fail "ninja -C BUILDDIR uninstall left the files above"
+	fail "ninja -C BUILDDIR uninstall left the files and directories above"
 fi
 echo "uninstall: OK ($installed files installed, all removed by ninja -C BUILDDIR uninstall)"
