@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 	double seconds = 2, r[2][2][2], adv[2][2][2];
 	uint64_t p50, p99, w50, w99;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int opt, nbusy = ncpu > 0 ? (int)ncpu : 1;
+	int opt, nbusy = ncpu <= 0 ? 1 : ncpu > 1024 ? 1024 : (int)ncpu;
 	pid_t *busy;
 
 	g.ntimers = 100000;
@@ -279,8 +279,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (seconds <= 0 || g.ntimers < 2 || nbusy < 0 || nbusy > 1024)
+	if (seconds <= 0 || g.ntimers < 2 || nbusy < 0 || nbusy > 1024) {
+		fprintf(stderr, "xthread: SECONDS > 0, TIMERS >= 2 and 0 <= BUSY <= 1024\n");
 		return 2;
+	}
 	g.items = calloc(g.ntimers, sizeof(*g.items));
 	g.reqs = calloc(g.ntimers, sizeof(*g.reqs));
 	busy = calloc((size_t)nbusy + 1, sizeof(*busy));
