@@ -61,7 +61,7 @@ struct producer {
 	int id;
 	uint64_t rng;
 	struct rtimer timers[TIMERS_PER_PRODUCER];
-	uint64_t posts, refused, waits, mods, dels; /* posts, refused: atomic, the owner watches them */
+	uint64_t posts, refused, replaced, waits, mods, dels; /* posts, refused, replaced: atomic, the owner watches them */
 	uint64_t quiet_cancels; /* atomic: done cancels checked after the clock passed every expiry they had */
 	int failures;
 	const char *why;
@@ -225,17 +225,18 @@ static uint64_t race_posts = 1000000;
 
 /* What the producers have done so far, as the owner sees it. */
 struct race_counts {
-	uint64_t posts, quiet, refused;
+	uint64_t posts, quiet, refused, replaced;
 };
 
 static struct race_counts race_count(struct producer *prod)
 {
-	struct race_counts c = { 0, 0, 0 };
+	struct race_counts c = { 0, 0, 0, 0 };
 
 	for (int i = 0; i < nproducers; i++) {
 		c.posts += __atomic_load_n(&prod[i].posts, __ATOMIC_RELAXED);
 		c.quiet += __atomic_load_n(&prod[i].quiet_cancels, __ATOMIC_RELAXED);
 		c.refused += __atomic_load_n(&prod[i].refused, __ATOMIC_RELAXED);
+		c.replaced += __atomic_load_n(&prod[i].replaced, __ATOMIC_RELAXED);
 	}
 	return c;
 }
@@ -1072,7 +1073,7 @@ static void *produce_ranged(void *arg)
 			fail_in(p, "a timer fired after its cancel was done");
 		rc = post_random(p, r, x, 4, 1);
 		if (rc == 1) /* here: replaced a queued post */
-			__atomic_store_n(&p->refused, p->refused + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&p->replaced, p->replaced + 1, __ATOMIC_RELAXED);
 		else if (rc != 0)
 			fail_in(p, latest_wins ? "a re-post failed" : "a post failed");
 		__atomic_store_n(&p->posts, p->posts + 1, __ATOMIC_RELAXED);
@@ -1100,7 +1101,7 @@ static void *produce_ranged(void *arg)
 /* Latest wins: some re-posts replaced a queued one, too. */
 static bool posted_and_replaced(const struct race_counts *c)
 {
-	return c->posts >= 100 && c->refused > 0;
+	return c->posts >= 100 && c->replaced > 0;
 }
 
 static void race_ranged(int repost)
@@ -1155,7 +1156,7 @@ static void race_ranged(int repost)
 	}
 	armed = check_the_end(prod);
 	for (int i = 0; i < nproducers; i++)
-		replaced += prod[i].refused;
+		replaced += prod[i].replaced;
 	fprintf(stderr,
 		"# %s, %.2f s, %llu requests posted: %llu replaced a queued one; %llu timers armed at the end "
 		"fired in their windows, %llu checked tick by tick\n",
