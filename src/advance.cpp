@@ -218,7 +218,8 @@ void tw_wheel::take_opened(size_t index)
 			make_due(t);
 			stats.cascaded += coarse;
 		} else {
-			s.push(t, lane++, fire_tick(exp_tick, tw::align_of(t)), exp_tick);
+			unsigned align = tw::align_of(t);
+			s.push(t, lane++, fire_tick(exp_tick, align), align ? exp_tick : tw::no_open);
 		}
 	});
 	if (s.empty())
