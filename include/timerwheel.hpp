@@ -118,9 +118,15 @@ constexpr std::uint64_t to_ns(std::chrono::duration<Rep, Period> d) noexcept
 	using D = std::chrono::duration<Rep, Period>;
 	if (!(d > D::zero()))
 		return 0;
-	if constexpr (std::ratio_less_equal<std::nano, Period>::value) {
-		// Coarser than (or as fine as) a nanosecond: compare in d's units.
+	if constexpr (std::is_floating_point_v<Rep>) {
+		// Any period: a float past the range must not reach the integer cast.
 		if (d >= std::chrono::duration_cast<D>(nanoseconds::max()))
+			return UINT64_MAX;
+	} else if constexpr (std::ratio_less_equal<std::nano, Period>::value) {
+		// Coarser than (or as fine as) a nanosecond: compare in d's units,
+		// counted at least 64 bits wide (nanoseconds::max() in an int wraps).
+		using W = std::chrono::duration<std::common_type_t<Rep, std::intmax_t>, Period>;
+		if (W(d) > std::chrono::duration_cast<W>(nanoseconds::max()))
 			return UINT64_MAX;
 	}
 	return static_cast<std::uint64_t>(std::chrono::ceil<nanoseconds>(d).count());

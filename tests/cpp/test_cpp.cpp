@@ -68,6 +68,37 @@ void test_conversions(void **)
 	assert_true(tws::to_ns(tws::to_time_point(123456789)) == 123456789);
 }
 
+// Narrow counts: the overflow check must not wrap nanoseconds::max() into them.
+void test_conversions_narrow(void **)
+{
+	using std::chrono::duration;
+	assert_true(tws::to_ns(duration<int, std::nano>(5)) == 5);
+	assert_true(tws::to_ns(duration<int, std::micro>(5)) == 5000);
+	assert_true(tws::to_ns(duration<int, std::milli>(5)) == 5000000);
+	assert_true(tws::to_ns(duration<int, std::milli>(2100000000)) == 2100000000ull * 1000000); // ~24 days
+	assert_true(tws::to_ns(duration<int, std::milli>(INT32_MAX)) == uint64_t(INT32_MAX) * 1000000);
+	assert_true(tws::to_ns(duration<int, std::ratio<1>>(INT32_MAX)) == uint64_t(INT32_MAX) * 1000000000);
+	assert_true(tws::to_ns(duration<int, std::nano>(INT32_MAX)) == uint64_t(INT32_MAX));
+	assert_true(tws::to_ns(duration<int, std::nano>(INT32_MIN)) == 0);
+	assert_true(tws::to_ns(duration<short, std::micro>(7)) == 7000);
+	assert_true(tws::to_ns(duration<unsigned, std::micro>(5)) == 5000);
+	assert_true(tws::to_ns(duration<unsigned, std::nano>(UINT32_MAX)) == UINT32_MAX);
+	assert_true(tws::to_ns(duration<unsigned long long, std::nano>(5)) == 5);
+	assert_true(tws::to_ns(duration<unsigned long long, std::nano>(UINT64_MAX)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<int64_t, std::nano>(5)) == 5);
+	assert_true(tws::to_ns(duration<int64_t, std::nano>(INT64_MAX - 1)) == uint64_t(INT64_MAX - 1));
+	assert_true(tws::to_ns(duration<int64_t, std::nano>(INT64_MAX)) == uint64_t(INT64_MAX)); // exact: no rounding
+	assert_true(tws::to_ns(duration<int64_t, std::micro>(INT64_MAX / 1000)) == uint64_t(INT64_MAX / 1000) * 1000);
+	assert_true(tws::to_ns(duration<int64_t, std::micro>(INT64_MAX / 1000 + 1)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<int64_t, std::micro>(INT64_MAX)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<int64_t, std::milli>(INT64_MIN)) == 0);
+	assert_true(tws::to_ns(duration<float, std::milli>(2.5f)) == 2500000);
+	assert_true(tws::to_ns(duration<double, std::pico>(1e40)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<double>(1e30)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<double>(-1e30)) == 0);
+	static_assert(tws::to_ns(duration<int, std::micro>(5)) == 5000); // constexpr
+}
+
 void test_wheel(void **)
 {
 	tws::wheel w(tws::wheel::config{1ms, 4, 0ns}, at_ms(1000));
@@ -350,6 +381,7 @@ int main()
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_conversions),
+		cmocka_unit_test(test_conversions_narrow),
 		cmocka_unit_test(test_wheel),
 		cmocka_unit_test(test_timer),
 		cmocka_unit_test(test_after),
