@@ -397,12 +397,16 @@ public:
 	}
 	void reset() noexcept
 	{
-		if (ops_)
-			std::exchange(ops_, nullptr)(buf_, false);
+		if (ops_ != &none)
+			std::exchange(ops_, &none)(buf_, false);
 	}
-	/* Calls it; the callable may destroy its own storage (and touch nothing after). */
+	/*
+	 * Calls it; the callable may destroy its own storage (and touch
+	 * nothing after). Without one it calls none(): the firing path has no
+	 * branch for a timer armed before it was given a callable.
+	 */
 	void operator()() { ops_(buf_, true); }
-	explicit operator bool() const noexcept { return ops_ != nullptr; }
+	explicit operator bool() const noexcept { return ops_ != &none; }
 
 private:
 	template <class T>
@@ -414,8 +418,9 @@ private:
 		else
 			f->~T();
 	}
+	static void none(void *, bool) noexcept {}
 	alignas(void *) unsigned char buf_[Size];
-	void (*ops_)(void *, bool) = nullptr;
+	void (*ops_)(void *, bool) = &none;
 };
 
 } // namespace detail

@@ -179,6 +179,25 @@ void test_timer(void **)
 	assert_true(w.check().ok());
 }
 
+// A timer without a callable fires as a no-op, one-shot and periodic alike.
+void test_no_callable(void **)
+{
+	tws::wheel w(at_ms(0));
+	tws::timer t;
+	tws::periodic_timer p;
+	assert_true(t.arm(w, at_ms(10)).ok());
+	assert_true(p.start(w, at_ms(10), 5ms).ok());
+	assert_int_equal(w.advance(at_ms(10)).value(), 2);
+	assert_false(t.pending());
+	assert_true(p.pending());
+	assert_int_equal(w.advance(at_ms(20)).value(), 1); // periods missed are skipped
+	int fired = 0;
+	p.on_fire([&fired] { fired++; });
+	assert_int_equal(w.advance(at_ms(25)).value(), 1);
+	assert_int_equal(fired, 1);
+	assert_true(w.check().ok());
+}
+
 // Relative arms count from clock::now(): never before it.
 void test_after(void **)
 {
@@ -384,6 +403,7 @@ int main()
 		cmocka_unit_test(test_conversions_narrow),
 		cmocka_unit_test(test_wheel),
 		cmocka_unit_test(test_timer),
+		cmocka_unit_test(test_no_callable),
 		cmocka_unit_test(test_after),
 		cmocka_unit_test(test_destroy_armed),
 		cmocka_unit_test(test_callback_destroys_owner),
