@@ -566,7 +566,11 @@ private:
  * <timerwheel.h>), else the destructor waits forever. Its timer must
  * outlive it likewise. Posting records the wheel in the timer, so that a
  * timer armed only through requests still cancels itself on that wheel
- * when its owner destroys it.
+ * when its owner destroys it; a post that fails leaves the timer as it
+ * was. Post only a timer that is idle or armed on the same wheel: one
+ * armed on another wheel is applied with -EINVAL (outcome()), and it then
+ * names the wrong wheel to cancel itself on, so its owner must cancel it
+ * on its own wheel before destroying it.
  */
 class request {
 public:
@@ -582,27 +586,26 @@ public:
 	template <class N>
 	result post_rearm(wheel_ref w, detail::timer_base<N> &t, time_point at) noexcept
 	{
-		t.bind(w.native());
-		return posted(w, tw_post_mod(w.native(), &r_, t.native(), to_ns(at)));
+		std::uint64_t ns = to_ns(at);
+		return post(w, t, [&](tw_timer *c) { return tw_post_mod(w.native(), &r_, c, ns); });
 	}
 	template <class N, class Rep, class Period>
 	result post_rearm(wheel_ref w, detail::timer_base<N> &t, time_point at,
 			  std::chrono::duration<Rep, Period> slack) noexcept
 	{
-		t.bind(w.native());
-		return posted(w, tw_post_mod_range(w.native(), &r_, t.native(), to_ns(at), to_ns(slack)));
+		std::uint64_t ns = to_ns(at), s = to_ns(slack);
+		return post(w, t, [&](tw_timer *c) { return tw_post_mod_range(w.native(), &r_, c, ns, s); });
 	}
 	template <class N, class Rep, class Period>
 	result post_rearm_after(wheel_ref w, detail::timer_base<N> &t, std::chrono::duration<Rep, Period> d) noexcept
 	{
-		t.bind(w.native());
-		return posted(w, tw_post_mod(w.native(), &r_, t.native(), tw_deadline(to_ns(clock::now()), to_ns(d))));
+		std::uint64_t ns = tw_deadline(to_ns(clock::now()), to_ns(d));
+		return post(w, t, [&](tw_timer *c) { return tw_post_mod(w.native(), &r_, c, ns); });
 	}
 	template <class N>
 	result post_cancel(wheel_ref w, detail::timer_base<N> &t) noexcept
 	{
-		t.bind(w.native());
-		return posted(w, tw_post_del(w.native(), &r_, t.native()));
+		return post(w, t, [&](tw_timer *c) { return tw_post_del(w.native(), &r_, c); });
 	}
 	bool done() const noexcept { return tw_request_done(&r_) != 0; }
 	/* The applied operation's result; EBUSY while not done. */
@@ -616,10 +619,21 @@ public:
 	tw_request *native() noexcept { return &r_; }
 
 private:
-	result posted(wheel_ref w, int r) noexcept
+	/*
+	 * The wheel goes into the timer before the post, which orders it
+	 * before the owner applies the request; a post that fails queued
+	 * nothing, and gives the timer back the wheel it had.
+	 */
+	template <class N, class Post>
+	result post(wheel_ref w, detail::timer_base<N> &t, Post &&call) noexcept
 	{
+		tw_wheel *to = w.native();
+		tw_wheel *old = t.w_.exchange(to, std::memory_order_relaxed);
+		int r = call(t.native());
 		if (r >= 0)
-			w_ = w.native();
+			w_ = to;
+		else
+			(void)t.w_.compare_exchange_strong(to, old, std::memory_order_relaxed);
 		return result(r);
 	}
 	tw_request r_{};

@@ -141,6 +141,31 @@ void test_armed_by_request_then_destroyed(void **)
 	assert_true(w.check().ok());
 }
 
+// A post that fails leaves the timer's wheel as it was: destroyed, the
+// timer still cancels itself on the wheel it is armed on.
+void test_failed_post_keeps_wheel(void **)
+{
+	tws::wheel a(tws::time_point(0s));
+	auto t = std::make_unique<tws::timer>([] {});
+	auto p = std::make_unique<tws::periodic_timer>([] {});
+	assert_true(t->arm(a, tws::time_point(1h)).ok());
+	assert_true(p->start(a, tws::time_point(1h), 1s).ok());
+	tws::wheel_ref none(nullptr);
+	{
+		tws::request r;
+		assert_true(r.post_rearm(none, *t, tws::time_point(2h)).error() == std::errc::invalid_argument);
+		assert_true(r.post_rearm(none, *t, tws::time_point(2h), 1ms).error() == std::errc::invalid_argument);
+		assert_true(r.post_rearm_after(none, *t, 1s).error() == std::errc::invalid_argument);
+		assert_true(r.post_cancel(none, *p).error() == std::errc::invalid_argument);
+	} // never posted: nothing to wait for
+	assert_int_equal(t->cancel().value(), 1); // on a, where it is armed
+	assert_true(t->arm(a, tws::time_point(1h)).ok());
+	t.reset();
+	p.reset();
+	assert_int_equal(a.count(), 0);
+	assert_true(a.check().ok());
+}
+
 } // namespace
 
 int main()
@@ -148,6 +173,7 @@ int main()
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requests),
 		cmocka_unit_test(test_armed_by_request_then_destroyed),
+		cmocka_unit_test(test_failed_post_keeps_wheel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
