@@ -135,8 +135,21 @@ void test_move(void **)
 	assert_true(s.arm(b.get(), 1ms).ok());
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(s.fired, 1);
-	b.close();
+
+	// Moved onto a live one: that one is closed (its handle freed in the
+	// next loop turn, which close_loop() checks), the source left empty.
+	tws::wheel w(tws::uv_wheel::now());
+	tws::uv_wheel c(&loop, w);
+	assert_true(static_cast<bool>(c));
+	assert_true(s.arm(w, 1h).ok());
+	c = std::move(b);
+	assert_false(static_cast<bool>(b));
+	assert_true(c.native() == h);
+	assert_true(s.t.pending()); // an attached wheel stays the program's
+	assert_int_equal(s.t.cancel().value(), 1);
+	c.close();
 	close_loop(&loop);
+	assert_true(w.check().ok());
 }
 
 } // namespace
