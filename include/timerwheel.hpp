@@ -467,6 +467,9 @@ using timer = basic_timer<2 * sizeof(void *)>;
  * basic_periodic_timer<Size> - repeats every period without drift (a
  * tw_periodic): re-armed at expiry + n * period before its callable runs,
  * skipping missed periods. cancel() stops it, also from its callable.
+ * start() arms it (arm() is hidden: it would keep the 1 ns period a timer
+ * has before start() or set_period()); rearm() moves the next firing and
+ * keeps the period.
  */
 template <std::size_t Size>
 class basic_periodic_timer : public detail::timer_base<tw_periodic> {
@@ -484,22 +487,27 @@ public:
 	{
 		fn_.set(std::forward<F>(f));
 	}
-	/* Arms it first at @first, then every @period (at least 1 ns). */
+	/*
+	 * Arms it first at @first, then every @period (at least 1 ns): EINVAL
+	 * for a zero period, EBUSY if armed; a failed start changes nothing.
+	 */
 	template <class Rep, class Period>
 	result start(wheel_ref w, time_point first, std::chrono::duration<Rep, Period> period) noexcept
 	{
-		if (!set_period(period))
+		std::uint64_t p = to_ns(period);
+		if (p == 0)
 			return result(-EINVAL);
-		return arm(w, first);
+		return period_if(p, arm(w, first));
 	}
 	/* The same with a window of @slack on every firing. */
 	template <class R1, class P1, class R2, class P2>
 	result start(wheel_ref w, time_point first, std::chrono::duration<R1, P1> period,
 		     std::chrono::duration<R2, P2> slack) noexcept
 	{
-		if (!set_period(period))
+		std::uint64_t p = to_ns(period);
+		if (p == 0)
 			return result(-EINVAL);
-		return arm(w, first, slack);
+		return period_if(p, arm(w, first, slack));
 	}
 	/* First firing one period from now. */
 	template <class Rep, class Period>
@@ -525,6 +533,21 @@ public:
 	}
 
 private:
+	/*
+	 * Arming goes through start(), which sets the period: before it the
+	 * period is 1 ns. rearm() (public) moves the next firing of a
+	 * started timer and keeps its period.
+	 */
+	using base::arm;
+	using base::arm_after;
+	using base::arm_ns;
+	/* The period is read only at firing, on this thread: set once armed. */
+	result period_if(std::uint64_t p, result r) noexcept
+	{
+		if (r)
+			n_.period = p;
+		return r;
+	}
 	static void fire(tw_timer *t) { static_cast<basic_periodic_timer *>(base::from(t))->fn_(); }
 	detail::callable<Size> fn_;
 };

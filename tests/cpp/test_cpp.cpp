@@ -30,6 +30,16 @@ static_assert(!std::is_copy_constructible_v<tws::wheel>);
 // The stated sizes: a timer is a tw_timer, its wheel, two pointers of
 // callable and one of dispatch.
 static_assert(sizeof(tws::timer) == sizeof(tw_timer) + 4 * sizeof(void *) || sizeof(void *) != 8);
+// A periodic timer arms through start() only: arm() would keep the
+// 1 ns period a timer has before start() or set_period().
+template <class T, class = void>
+struct can_arm : std::false_type {};
+template <class T>
+struct can_arm<T, std::void_t<decltype(std::declval<T &>().arm(std::declval<tws::wheel_ref>(),
+								   std::declval<tws::time_point>()))>>
+	: std::true_type {};
+static_assert(can_arm<tws::timer>::value);
+static_assert(!can_arm<tws::periodic_timer>::value);
 // A result is the C int, nothing more.
 static_assert(sizeof(tws::result) == sizeof(int));
 
@@ -308,6 +318,11 @@ void test_periodic(void **)
 	assert_false(p.pending());
 	assert_true(p.start(w, at_ms(10), 10ms).ok());
 	assert_true(p.period() == 10ms);
+	// A failed start (armed already) changes nothing, not the period either.
+	assert_true(p.start(w, at_ms(12), 3ms).error() == std::errc::device_or_resource_busy);
+	assert_true(p.start(w, at_ms(12), 3ms, 1ms).error() == std::errc::device_or_resource_busy);
+	assert_true(p.period() == 10ms);
+	assert_true(p.expiry() == at_ms(10));
 	for (long t = 1; t <= 25; t++)
 		(void)w.advance(at_ms(t));
 	// Fell behind: skips to the next multiple, no burst.
