@@ -446,7 +446,8 @@ public:
 	{
 		fn_.set(std::forward<F>(f));
 	}
-	~basic_timer() = default; // timer_base cancels first, the callable goes after
+	// Members go before the base: cancel while the callable still lives.
+	~basic_timer() { (void)cancel(); }
 	template <class F>
 	void on_fire(F &&f) noexcept
 	{
@@ -454,10 +455,9 @@ public:
 	}
 
 private:
-	static void fire(tw_timer *t)
-	{
-		static_cast<basic_timer *>(base::from(t))->fn_();
-	}
+	// noexcept: a callable that throws ends the program (std::terminate)
+	// rather than unwinding through the library's C frames.
+	static void fire(tw_timer *t) noexcept { static_cast<basic_timer *>(base::from(t))->fn_(); }
 	detail::callable<Size> fn_;
 };
 
@@ -482,6 +482,8 @@ public:
 	{
 		fn_.set(std::forward<F>(f));
 	}
+	// Members go before the base: cancel while the callable still lives.
+	~basic_periodic_timer() { (void)cancel(); }
 	template <class F>
 	void on_fire(F &&f) noexcept
 	{
@@ -548,7 +550,7 @@ private:
 			n_.period = p;
 		return r;
 	}
-	static void fire(tw_timer *t) { static_cast<basic_periodic_timer *>(base::from(t))->fn_(); }
+	static void fire(tw_timer *t) noexcept { static_cast<basic_periodic_timer *>(base::from(t))->fn_(); }
 	detail::callable<Size> fn_;
 };
 
@@ -573,7 +575,7 @@ protected:
 	~timer_hook() = default;
 
 private:
-	static void fire(tw_timer *t)
+	static void fire(tw_timer *t) noexcept
 	{
 		static_cast<Derived &>(static_cast<timer_hook &>(*base::from(t))).on_timer(Tag{});
 	}
@@ -708,7 +710,7 @@ private:
 		tw_timer t; // first: the C timer and the slot convert both ways
 		std::coroutine_handle<> h;
 	};
-	static void fire(tw_timer *t) { reinterpret_cast<slot *>(t)->h.resume(); }
+	static void fire(tw_timer *t) noexcept { reinterpret_cast<slot *>(t)->h.resume(); }
 
 	slot s_{};
 	tw_wheel *w_;

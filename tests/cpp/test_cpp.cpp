@@ -256,6 +256,42 @@ void test_destroy_armed(void **)
 	assert_int_equal(fired, 0);
 }
 
+// A timer destroyed armed is cancelled before its callable is destroyed:
+// the callable's destructor finds it idle, one-shot and periodic alike.
+template <class T>
+struct probe {
+	T *t;
+	int *armed; // armed at the callable's destruction: 1, idle: 0
+	probe(T *timer, int *a) noexcept : t(timer), armed(a) {}
+	probe(probe &&o) noexcept : t(std::exchange(o.t, nullptr)), armed(o.armed) {}
+	~probe()
+	{
+		if (t)
+			*armed = t->pending();
+	}
+	void operator()() {}
+};
+
+void test_destroy_order(void **)
+{
+	tws::wheel w(at_ms(0));
+	int armed = -1;
+	{
+		tws::timer t;
+		t.on_fire(probe<tws::timer>(&t, &armed));
+		assert_true(t.arm(w, at_ms(5)).ok());
+	}
+	assert_int_equal(armed, 0);
+	armed = -1;
+	{
+		tws::periodic_timer p;
+		p.on_fire(probe<tws::periodic_timer>(&p, &armed));
+		assert_true(p.start(w, at_ms(5), 1ms).ok());
+	}
+	assert_int_equal(armed, 0);
+	assert_int_equal(w.count(), 0);
+}
+
 // A callback that destroys the object that owns its timer.
 struct session {
 	tws::timer idle;
@@ -421,6 +457,7 @@ int main()
 		cmocka_unit_test(test_no_callable),
 		cmocka_unit_test(test_after),
 		cmocka_unit_test(test_destroy_armed),
+		cmocka_unit_test(test_destroy_order),
 		cmocka_unit_test(test_callback_destroys_owner),
 		cmocka_unit_test(test_callback_destroys_other),
 		cmocka_unit_test(test_periodic),
