@@ -586,16 +586,30 @@ private:
  * (tw_post_mod(), tw_post_mod_range(), tw_post_del()). Neither copyable
  * nor movable: the queue holds its address. Its destructor waits, with
  * tw_request_wait(), until the owner has applied the latest post, so a
- * request is never destroyed while queued: destroy it only while the
- * owner's loop still advances or destroys the wheel (see "Threads" in
- * <timerwheel.h>), else the destructor waits forever. Its timer must
- * outlive it likewise. Posting records the wheel in the timer, so that a
- * timer armed only through requests still cancels itself on that wheel
- * when its owner destroys it; a post that fails leaves the timer as it
- * was. Post only a timer that is idle or armed on the same wheel: one
- * armed on another wheel is applied with -EINVAL (outcome()), and it then
- * names the wrong wheel to cancel itself on, so its owner must cancel it
- * on its own wheel before destroying it.
+ * request is never destroyed while queued. Its lifetime rules:
+ *
+ * - Destroy it on another thread only while the owner's loop still
+ *   advances or destroys the wheel (see "Threads" in <timerwheel.h>),
+ *   else the destructor waits forever.
+ * - On the owner's own thread the destructor of a request still queued
+ *   waits for itself, forever: the owner is the one that applies it. The
+ *   owner calls settle() first (outside callbacks), which applies the
+ *   queue with tw_drain(); the destructor then returns at once.
+ * - Its timer must outlive it, and must not be destroyed while the
+ *   request is queued (the owner would apply it to freed memory): wait
+ *   for the request, or settle() it, before destroying the timer.
+ * - A timer is destroyed on its owner's thread only: its destructor
+ *   cancels it on the wheel, which no other thread may touch (on another
+ *   thread, post_cancel() and wait instead, then destroy it there once
+ *   the request is done and the timer is not re-armed).
+ *
+ * Posting records the wheel in the timer, so that a timer armed only
+ * through requests still cancels itself on that wheel when its owner
+ * destroys it; a post that fails leaves the timer as it was. Post only a
+ * timer that is idle or armed on the same wheel: one armed on another
+ * wheel is applied with -EINVAL (outcome()), and it then names the wrong
+ * wheel to cancel itself on, so its owner must cancel it on its own wheel
+ * before destroying it.
  */
 class request {
 public:
@@ -636,6 +650,18 @@ public:
 	/* The applied operation's result; EBUSY while not done. */
 	result outcome() const noexcept { return result(tw_request_result(&r_)); }
 	result wait() noexcept { return result(tw_request_wait(w_, &r_)); }
+	/*
+	 * The owner's way to finish a request on its own thread, where wait()
+	 * would wait for itself: applies the queue (tw_drain()), then gives
+	 * outcome(). EINVAL if never posted; EBUSY from a callback (nothing
+	 * applied) or if the request is still not done (posted again by
+	 * another thread meanwhile).
+	 */
+	result settle() noexcept
+	{
+		int r = tw_drain(w_);
+		return r < 0 ? result(r) : outcome();
+	}
 	template <class Rep, class Period>
 	result wait_for(std::chrono::duration<Rep, Period> d) noexcept
 	{

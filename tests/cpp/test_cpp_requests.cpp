@@ -166,6 +166,45 @@ void test_failed_post_keeps_wheel(void **)
 	assert_true(a.check().ok());
 }
 
+// On the owner's thread a request is finished with settle(): its
+// destructor then returns at once instead of waiting for itself.
+void test_settle_on_owner(void **)
+{
+	tws::wheel w(tws::time_point(0s));
+	tws::timer t([] {});
+	{
+		tws::request r;
+		assert_true(r.settle().error() == std::errc::invalid_argument); // never posted
+		assert_true(r.post_rearm(w, t, tws::time_point(1s)).ok());
+		assert_false(r.done());
+		assert_int_equal(r.settle().raw(), 0); // applied: it was idle
+		assert_true(r.done());
+		assert_true(t.pending());
+		// From a callback nothing is applied: EBUSY, the request still queued.
+		tws::request c;
+		struct {
+			tws::wheel *w;
+			tws::request *c;
+			tws::timer *t;
+			int posted, settled;
+		} x{&w, &c, &t, -1, 0};
+		tws::timer s([&x] {
+			x.posted = x.c->post_cancel(*x.w, *x.t).raw();
+			x.settled = x.c->settle().raw();
+		});
+		assert_true(s.arm(w, tws::time_point(0s)).ok());
+		assert_int_equal(w.advance(tws::time_point(0s)).value(), 1);
+		assert_int_equal(x.posted, 0);
+		assert_int_equal(x.settled, -EBUSY);
+		assert_false(c.done());
+		assert_true(t.pending());
+		assert_int_equal(c.settle().raw(), 1); // outside: applied, t was armed
+		assert_false(t.pending());
+	}
+	assert_int_equal(w.count(), 0);
+	assert_true(w.check().ok());
+}
+
 } // namespace
 
 int main()
@@ -174,6 +213,7 @@ int main()
 		cmocka_unit_test(test_requests),
 		cmocka_unit_test(test_armed_by_request_then_destroyed),
 		cmocka_unit_test(test_failed_post_keeps_wheel),
+		cmocka_unit_test(test_settle_on_owner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
