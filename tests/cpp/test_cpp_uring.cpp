@@ -8,6 +8,8 @@
 #include <liburing.h>
 #include <timerwheel/uring.hpp>
 
+#include "stamp.hpp"
+
 extern "C" {
 #include "../uring/helpers.h"
 }
@@ -16,23 +18,6 @@ using namespace std::chrono_literals;
 namespace tws = timerwheel;
 
 namespace {
-
-struct stamp {
-	tws::timer t;
-	tws::time_point due{};
-	int fired = 0;
-	int early = 0;
-	stamp() : t([this] {
-		fired++;
-		if (tws::clock::now() < due)
-			early++;
-	}) {}
-	tws::result arm(tws::wheel_ref w, tws::nanoseconds d)
-	{
-		due = tws::clock::now() + d;
-		return t.arm(w, due);
-	}
-};
 
 void test_loop(void **)
 {

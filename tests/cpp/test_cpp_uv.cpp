@@ -7,6 +7,8 @@
 // with its timers armed; closing from a timer callback is safe.
 #include <timerwheel/uv.hpp>
 
+#include "stamp.hpp"
+
 extern "C" {
 #include "../common.h"
 }
@@ -15,23 +17,6 @@ using namespace std::chrono_literals;
 namespace tws = timerwheel;
 
 namespace {
-
-struct stamp {
-	tws::timer t;
-	tws::time_point due{};
-	int fired = 0;
-	int early = 0;
-	stamp() : t([this] {
-		fired++;
-		if (tws::clock::now() < due)
-			early++;
-	}) {}
-	tws::result arm(tws::wheel_ref w, tws::nanoseconds d)
-	{
-		due = tws::clock::now() + d;
-		return t.arm(w, due);
-	}
-};
 
 void close_loop(uv_loop_t *loop)
 {
