@@ -4,7 +4,8 @@
 // arms, re-arms and cancels the owner's timers; the owner advances until
 // every armed timer has fired. Exactly once, never before the deadline
 // the worker asked for, none after a done cancel; a request's destructor
-// waits for the owner. Runs under ThreadSanitizer in CI.
+// waits for the owner (it returns only after the owner, held off, drains).
+// Runs under ThreadSanitizer in CI.
 #include <timerwheel.hpp>
 
 extern "C" {
@@ -45,10 +46,15 @@ void test_requests(void **)
 	assert_true(w.set_wake([](tw_wheel *, void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }, &wakes)
 			    .ok());
 
+	// The owner's pause: 1 asked by the worker, 2 paused, 3 draining again.
+	std::atomic<int> hold{0};
+	std::atomic<bool> early{false};
 	struct ctx {
 		tws::wheel *w;
 		std::atomic<bool> *worker_done;
-	} c{&w, &worker_done};
+		std::atomic<int> *hold;
+		std::atomic<bool> *early;
+	} c{&w, &worker_done, &hold, &early};
 	auto work = [](void *arg) -> void * {
 		tws::wheel &w = *static_cast<ctx *>(arg)->w;
 		for (int i = 0; i < N; i++) {
@@ -75,11 +81,18 @@ void test_requests(void **)
 		}
 		while (slots[0].fired.load() == 0)
 			std::this_thread::sleep_for(100us);
+		// Posted and left while the owner holds off: the destructor
+		// returns only once the owner has drained, after its pause.
+		std::atomic<int> &hold = *static_cast<ctx *>(arg)->hold;
+		hold.store(1);
+		while (hold.load() == 1)
+			std::this_thread::sleep_for(50us);
 		{
-			// Posted and left: the destructor waits for the owner.
 			tws::request r;
 			assert_true(r.post_rearm_after(w, slots[0].t, 1ms).ok());
 		}
+		if (hold.load() != 3)
+			static_cast<ctx *>(arg)->early->store(true); // told after the join
 		static_cast<ctx *>(arg)->worker_done->store(true, std::memory_order_release);
 		return nullptr;
 	};
@@ -88,6 +101,11 @@ void test_requests(void **)
 
 	// The owner's loop: advance until the worker is done and nothing is armed.
 	for (;;) {
+		if (hold.load() == 1) {
+			hold.store(2);
+			std::this_thread::sleep_for(20ms);
+			hold.store(3);
+		}
 		assert_true(w.advance().ok());
 		if (worker_done.load(std::memory_order_acquire) && w.count() == 0) {
 			(void)w.drain();
@@ -97,6 +115,7 @@ void test_requests(void **)
 		std::this_thread::sleep_for(50us);
 	}
 	assert_int_equal(pthread_join(worker, nullptr), 0);
+	assert_false(early.load()); // ~request returned before the owner drained
 
 	for (int i = 0; i < N; i++) {
 		int want = (i % 4 == 1) ? 0 : 1;
