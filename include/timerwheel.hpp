@@ -118,9 +118,15 @@ constexpr std::uint64_t to_ns(std::chrono::duration<Rep, Period> d) noexcept
 	using D = std::chrono::duration<Rep, Period>;
 	if (!(d > D::zero()))
 		return 0;
-	if constexpr (std::ratio_less_equal<std::nano, Period>::value) {
-		// Coarser than (or as fine as) a nanosecond: compare in d's units.
+	if constexpr (std::is_floating_point_v<Rep>) {
+		// Any period: a float past the range must not reach the integer cast.
 		if (d >= std::chrono::duration_cast<D>(nanoseconds::max()))
+			return UINT64_MAX;
+	} else if constexpr (std::ratio_less_equal<std::nano, Period>::value) {
+		// Coarser than (or as fine as) a nanosecond: compare in d's units,
+		// counted at least 64 bits wide (nanoseconds::max() in an int wraps).
+		using W = std::chrono::duration<std::common_type_t<Rep, std::intmax_t>, Period>;
+		if (W(d) > std::chrono::duration_cast<W>(nanoseconds::max()))
 			return UINT64_MAX;
 	}
 	return static_cast<std::uint64_t>(std::chrono::ceil<nanoseconds>(d).count());
@@ -391,12 +397,16 @@ public:
 	}
 	void reset() noexcept
 	{
-		if (ops_)
-			std::exchange(ops_, nullptr)(buf_, false);
+		if (ops_ != &none)
+			std::exchange(ops_, &none)(buf_, false);
 	}
-	/* Calls it; the callable may destroy its own storage (and touch nothing after). */
+	/*
+	 * Calls it; the callable may destroy its own storage (and touch
+	 * nothing after). Without one it calls none(): the firing path has no
+	 * branch for a timer armed before it was given a callable.
+	 */
 	void operator()() { ops_(buf_, true); }
-	explicit operator bool() const noexcept { return ops_ != nullptr; }
+	explicit operator bool() const noexcept { return ops_ != &none; }
 
 private:
 	template <class T>
@@ -408,8 +418,9 @@ private:
 		else
 			f->~T();
 	}
+	static void none(void *, bool) noexcept {}
 	alignas(void *) unsigned char buf_[Size];
-	void (*ops_)(void *, bool) = nullptr;
+	void (*ops_)(void *, bool) = &none;
 };
 
 } // namespace detail
@@ -435,7 +446,8 @@ public:
 	{
 		fn_.set(std::forward<F>(f));
 	}
-	~basic_timer() = default; // timer_base cancels first, the callable goes after
+	// Members go before the base: cancel while the callable still lives.
+	~basic_timer() { (void)cancel(); }
 	template <class F>
 	void on_fire(F &&f) noexcept
 	{
@@ -443,10 +455,9 @@ public:
 	}
 
 private:
-	static void fire(tw_timer *t)
-	{
-		static_cast<basic_timer *>(base::from(t))->fn_();
-	}
+	// noexcept: a callable that throws ends the program (std::terminate)
+	// rather than unwinding through the library's C frames.
+	static void fire(tw_timer *t) noexcept { static_cast<basic_timer *>(base::from(t))->fn_(); }
 	detail::callable<Size> fn_;
 };
 
@@ -456,6 +467,9 @@ using timer = basic_timer<2 * sizeof(void *)>;
  * basic_periodic_timer<Size> - repeats every period without drift (a
  * tw_periodic): re-armed at expiry + n * period before its callable runs,
  * skipping missed periods. cancel() stops it, also from its callable.
+ * start() arms it (arm() is hidden: it would keep the 1 ns period a timer
+ * has before start() or set_period()); rearm() moves the next firing and
+ * keeps the period.
  */
 template <std::size_t Size>
 class basic_periodic_timer : public detail::timer_base<tw_periodic> {
@@ -468,27 +482,34 @@ public:
 	{
 		fn_.set(std::forward<F>(f));
 	}
+	// Members go before the base: cancel while the callable still lives.
+	~basic_periodic_timer() { (void)cancel(); }
 	template <class F>
 	void on_fire(F &&f) noexcept
 	{
 		fn_.set(std::forward<F>(f));
 	}
-	/* Arms it first at @first, then every @period (at least 1 ns). */
+	/*
+	 * Arms it first at @first, then every @period (at least 1 ns): EINVAL
+	 * for a zero period, EBUSY if armed; a failed start changes nothing.
+	 */
 	template <class Rep, class Period>
 	result start(wheel_ref w, time_point first, std::chrono::duration<Rep, Period> period) noexcept
 	{
-		if (!set_period(period))
+		std::uint64_t p = to_ns(period);
+		if (p == 0)
 			return result(-EINVAL);
-		return arm(w, first);
+		return period_if(p, arm(w, first));
 	}
 	/* The same with a window of @slack on every firing. */
 	template <class R1, class P1, class R2, class P2>
 	result start(wheel_ref w, time_point first, std::chrono::duration<R1, P1> period,
 		     std::chrono::duration<R2, P2> slack) noexcept
 	{
-		if (!set_period(period))
+		std::uint64_t p = to_ns(period);
+		if (p == 0)
 			return result(-EINVAL);
-		return arm(w, first, slack);
+		return period_if(p, arm(w, first, slack));
 	}
 	/* First firing one period from now. */
 	template <class Rep, class Period>
@@ -514,7 +535,22 @@ public:
 	}
 
 private:
-	static void fire(tw_timer *t) { static_cast<basic_periodic_timer *>(base::from(t))->fn_(); }
+	/*
+	 * Arming goes through start(), which sets the period: before it the
+	 * period is 1 ns. rearm() (public) moves the next firing of a
+	 * started timer and keeps its period.
+	 */
+	using base::arm;
+	using base::arm_after;
+	using base::arm_ns;
+	/* The period is read only at firing, on this thread: set once armed. */
+	result period_if(std::uint64_t p, result r) noexcept
+	{
+		if (r)
+			n_.period = p;
+		return r;
+	}
+	static void fire(tw_timer *t) noexcept { static_cast<basic_periodic_timer *>(base::from(t))->fn_(); }
 	detail::callable<Size> fn_;
 };
 
@@ -539,7 +575,7 @@ protected:
 	~timer_hook() = default;
 
 private:
-	static void fire(tw_timer *t)
+	static void fire(tw_timer *t) noexcept
 	{
 		static_cast<Derived &>(static_cast<timer_hook &>(*base::from(t))).on_timer(Tag{});
 	}
@@ -550,12 +586,30 @@ private:
  * (tw_post_mod(), tw_post_mod_range(), tw_post_del()). Neither copyable
  * nor movable: the queue holds its address. Its destructor waits, with
  * tw_request_wait(), until the owner has applied the latest post, so a
- * request is never destroyed while queued: destroy it only while the
- * owner's loop still advances or destroys the wheel (see "Threads" in
- * <timerwheel.h>), else the destructor waits forever. Its timer must
- * outlive it likewise. Posting records the wheel in the timer, so that a
- * timer armed only through requests still cancels itself on that wheel
- * when its owner destroys it.
+ * request is never destroyed while queued. Its lifetime rules:
+ *
+ * - Destroy it on another thread only while the owner's loop still
+ *   advances or destroys the wheel (see "Threads" in <timerwheel.h>),
+ *   else the destructor waits forever.
+ * - On the owner's own thread the destructor of a request still queued
+ *   waits for itself, forever: the owner is the one that applies it. The
+ *   owner calls settle() first (outside callbacks), which applies the
+ *   queue with tw_drain(); the destructor then returns at once.
+ * - Its timer must outlive it, and must not be destroyed while the
+ *   request is queued (the owner would apply it to freed memory): wait
+ *   for the request, or settle() it, before destroying the timer.
+ * - A timer is destroyed on its owner's thread only: its destructor
+ *   cancels it on the wheel, which no other thread may touch (on another
+ *   thread, post_cancel() and wait instead, then destroy it there once
+ *   the request is done and the timer is not re-armed).
+ *
+ * Posting records the wheel in the timer, so that a timer armed only
+ * through requests still cancels itself on that wheel when its owner
+ * destroys it; a post that fails leaves the timer as it was. Post only a
+ * timer that is idle or armed on the same wheel: one armed on another
+ * wheel is applied with -EINVAL (outcome()), and it then names the wrong
+ * wheel to cancel itself on, so its owner must cancel it on its own wheel
+ * before destroying it.
  */
 class request {
 public:
@@ -571,32 +625,43 @@ public:
 	template <class N>
 	result post_rearm(wheel_ref w, detail::timer_base<N> &t, time_point at) noexcept
 	{
-		t.bind(w.native());
-		return posted(w, tw_post_mod(w.native(), &r_, t.native(), to_ns(at)));
+		std::uint64_t ns = to_ns(at);
+		return post(w, t, [&](tw_timer *c) { return tw_post_mod(w.native(), &r_, c, ns); });
 	}
 	template <class N, class Rep, class Period>
 	result post_rearm(wheel_ref w, detail::timer_base<N> &t, time_point at,
 			  std::chrono::duration<Rep, Period> slack) noexcept
 	{
-		t.bind(w.native());
-		return posted(w, tw_post_mod_range(w.native(), &r_, t.native(), to_ns(at), to_ns(slack)));
+		std::uint64_t ns = to_ns(at), s = to_ns(slack);
+		return post(w, t, [&](tw_timer *c) { return tw_post_mod_range(w.native(), &r_, c, ns, s); });
 	}
 	template <class N, class Rep, class Period>
 	result post_rearm_after(wheel_ref w, detail::timer_base<N> &t, std::chrono::duration<Rep, Period> d) noexcept
 	{
-		t.bind(w.native());
-		return posted(w, tw_post_mod(w.native(), &r_, t.native(), tw_deadline(to_ns(clock::now()), to_ns(d))));
+		std::uint64_t ns = tw_deadline(to_ns(clock::now()), to_ns(d));
+		return post(w, t, [&](tw_timer *c) { return tw_post_mod(w.native(), &r_, c, ns); });
 	}
 	template <class N>
 	result post_cancel(wheel_ref w, detail::timer_base<N> &t) noexcept
 	{
-		t.bind(w.native());
-		return posted(w, tw_post_del(w.native(), &r_, t.native()));
+		return post(w, t, [&](tw_timer *c) { return tw_post_del(w.native(), &r_, c); });
 	}
 	bool done() const noexcept { return tw_request_done(&r_) != 0; }
 	/* The applied operation's result; EBUSY while not done. */
 	result outcome() const noexcept { return result(tw_request_result(&r_)); }
 	result wait() noexcept { return result(tw_request_wait(w_, &r_)); }
+	/*
+	 * The owner's way to finish a request on its own thread, where wait()
+	 * would wait for itself: applies the queue (tw_drain()), then gives
+	 * outcome(). EINVAL if never posted; EBUSY from a callback (nothing
+	 * applied) or if the request is still not done (posted again by
+	 * another thread meanwhile).
+	 */
+	result settle() noexcept
+	{
+		int r = tw_drain(w_);
+		return r < 0 ? result(r) : outcome();
+	}
 	template <class Rep, class Period>
 	result wait_for(std::chrono::duration<Rep, Period> d) noexcept
 	{
@@ -605,10 +670,21 @@ public:
 	tw_request *native() noexcept { return &r_; }
 
 private:
-	result posted(wheel_ref w, int r) noexcept
+	/*
+	 * The wheel goes into the timer before the post, which orders it
+	 * before the owner applies the request; a post that fails queued
+	 * nothing, and gives the timer back the wheel it had.
+	 */
+	template <class N, class Post>
+	result post(wheel_ref w, detail::timer_base<N> &t, Post &&call) noexcept
 	{
+		tw_wheel *to = w.native();
+		tw_wheel *old = t.w_.exchange(to, std::memory_order_relaxed);
+		int r = call(t.native());
 		if (r >= 0)
-			w_ = w.native();
+			w_ = to;
+		else
+			(void)t.w_.compare_exchange_strong(to, old, std::memory_order_relaxed);
 		return result(r);
 	}
 	tw_request r_{};
@@ -660,7 +736,7 @@ private:
 		tw_timer t; // first: the C timer and the slot convert both ways
 		std::coroutine_handle<> h;
 	};
-	static void fire(tw_timer *t) { reinterpret_cast<slot *>(t)->h.resume(); }
+	static void fire(tw_timer *t) noexcept { reinterpret_cast<slot *>(t)->h.resume(); }
 
 	slot s_{};
 	tw_wheel *w_;

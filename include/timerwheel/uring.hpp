@@ -18,7 +18,10 @@
  * released when the backend lets go, which the C API allows too). Neither
  * may be destroyed from one of the wheel's callbacks nor, for the loop,
  * while run() runs: the C calls refuse with -EBUSY there, so the backend
- * would stay attached with nobody to let it go. Movable, not copyable.
+ * would stay attached with nobody to let it go (debug builds assert).
+ * Movable, not copyable; a moved-from one is empty. Moving onto one that
+ * cannot let go (from a callback) swaps the two: the source then holds
+ * the one still attached, to let go later.
  */
 #ifndef TIMERWHEEL_URING_HPP
 #define TIMERWHEEL_URING_HPP
@@ -26,59 +29,97 @@
 #include <timerwheel/uring.h>
 #include <timerwheel.hpp>
 
+#include <cassert>
 #include <utility>
 
 namespace timerwheel {
 
-class uring_attachment {
+namespace detail {
+
+/*
+ * The handle both backends hold, and how it lets go: Release
+ * (tw_uring_detach(), tw_uring_loop_close()) refuses with -EBUSY from
+ * the wheel's callbacks or while the loop runs, and then the handle stays
+ * attached: it is kept, never dropped. A move onto a handle that cannot
+ * let go swaps the two, so the source holds it; a destructor that cannot
+ * is a program error (asserted in debug builds), and the backend stays.
+ */
+template <class T, int (*Release)(T *)>
+class backend_handle {
 public:
-	uring_attachment() noexcept = default;
-	uring_attachment(wheel_ref w, io_uring *ring) noexcept : err_(tw_uring_attach(&u_, w.native(), ring)) {}
-	uring_attachment(const uring_attachment &) = delete;
-	uring_attachment &operator=(const uring_attachment &) = delete;
-	uring_attachment(uring_attachment &&o) noexcept
-		: u_(std::exchange(o.u_, nullptr)), err_(std::exchange(o.err_, 0))
-	{
-	}
-	uring_attachment &operator=(uring_attachment &&o) noexcept
+	backend_handle() noexcept = default;
+	backend_handle(T *p, int err) noexcept : p_(p), err_(err) {}
+	backend_handle(const backend_handle &) = delete;
+	backend_handle &operator=(const backend_handle &) = delete;
+	backend_handle(backend_handle &&o) noexcept : p_(std::exchange(o.p_, nullptr)), err_(std::exchange(o.err_, 0)) {}
+	backend_handle &operator=(backend_handle &&o) noexcept
 	{
 		if (this != &o) {
-			(void)detach();
-			u_ = std::exchange(o.u_, nullptr);
+			if (!release()) {
+				std::swap(p_, o.p_);
+				std::swap(err_, o.err_);
+				return *this;
+			}
+			p_ = std::exchange(o.p_, nullptr);
 			err_ = std::exchange(o.err_, 0);
 		}
 		return *this;
 	}
-	~uring_attachment() { (void)detach(); }
-
-	/* tw_uring_detach(); EBUSY from a callback (then still attached). */
-	result detach() noexcept
+	~backend_handle()
 	{
-		if (!u_)
+		[[maybe_unused]] result r = release();
+		assert(r.ok() && "a backend destroyed from its wheel's callback or run(): it stays attached");
+	}
+
+	result release() noexcept
+	{
+		if (!p_)
 			return result(0);
-		int r = tw_uring_detach(u_);
+		int r = Release(p_);
 		if (r == 0)
-			u_ = nullptr;
+			p_ = nullptr;
 		return result(r);
 	}
+	T *get() const noexcept { return p_; }
+	int err() const noexcept { return err_; }
+
+private:
+	T *p_ = nullptr;
+	int err_ = 0;
+};
+
+} // namespace detail
+
+class uring_attachment {
+public:
+	uring_attachment() noexcept = default;
+	uring_attachment(wheel_ref w, io_uring *ring) noexcept
+	{
+		tw_uring *u = nullptr;
+		int r = tw_uring_attach(&u, w.native(), ring);
+		h_ = handle(r < 0 ? nullptr : u, r);
+	}
+
+	/* tw_uring_detach(); EBUSY from a callback (then still attached). */
+	result detach() noexcept { return h_.release(); }
 	/* tw_uring_handle_cqe(): value() 1 if @cqe was the backend's. */
-	result handle_cqe(const io_uring_cqe *cqe) noexcept { return result(tw_uring_handle_cqe(u_, cqe)); }
-	explicit operator bool() const noexcept { return u_ != nullptr; }
+	result handle_cqe(const io_uring_cqe *cqe) noexcept { return result(tw_uring_handle_cqe(h_.get(), cqe)); }
+	explicit operator bool() const noexcept { return h_.get() != nullptr; }
 	/* Why it could not attach, or no error. */
-	std::error_code error() const noexcept { return result(err_).error(); }
-	io_uring *ring() const noexcept { return tw_uring_ring(u_); }
-	tw_uring *native() const noexcept { return u_; }
+	std::error_code error() const noexcept { return result(h_.err()).error(); }
+	io_uring *ring() const noexcept { return tw_uring_ring(h_.get()); }
+	tw_uring *native() const noexcept { return h_.get(); }
 	tw_uring_stats stats() const noexcept
 	{
 		tw_uring_stats s{};
-		(void)tw_uring_get_stats(u_, &s);
+		(void)tw_uring_get_stats(h_.get(), &s);
 		return s;
 	}
 	static time_point now() noexcept { return to_time_point(tw_uring_now()); }
 
 private:
-	tw_uring *u_ = nullptr;
-	int err_ = 0;
+	using handle = detail::backend_handle<tw_uring, &tw_uring_detach>;
+	handle h_;
 };
 
 class uring_loop {
@@ -86,51 +127,32 @@ public:
 	uring_loop() noexcept = default;
 	/* tw_uring_loop_init(); @opt NULL for the defaults. ENOSYS, EPERM: the kernel refuses io_uring. */
 	explicit uring_loop(wheel_ref w, const tw_uring_loop_options *opt = nullptr) noexcept
-		: err_(tw_uring_loop_init(&l_, w.native(), opt))
 	{
+		tw_uring_loop *l = nullptr;
+		int r = tw_uring_loop_init(&l, w.native(), opt);
+		h_ = handle(r < 0 ? nullptr : l, r);
 	}
-	uring_loop(const uring_loop &) = delete;
-	uring_loop &operator=(const uring_loop &) = delete;
-	uring_loop(uring_loop &&o) noexcept : l_(std::exchange(o.l_, nullptr)), err_(std::exchange(o.err_, 0)) {}
-	uring_loop &operator=(uring_loop &&o) noexcept
-	{
-		if (this != &o) {
-			(void)close();
-			l_ = std::exchange(o.l_, nullptr);
-			err_ = std::exchange(o.err_, 0);
-		}
-		return *this;
-	}
-	~uring_loop() { (void)close(); }
 
 	/* tw_uring_loop_close(); EBUSY while run() runs (then still open). */
-	result close() noexcept
-	{
-		if (!l_)
-			return result(0);
-		int r = tw_uring_loop_close(l_);
-		if (r == 0)
-			l_ = nullptr;
-		return result(r);
-	}
-	result run() noexcept { return result(tw_uring_run(l_)); }
-	void stop() noexcept { tw_uring_stop(l_); }
-	io_uring_sqe *get_sqe() noexcept { return tw_uring_get_sqe(l_); }
-	explicit operator bool() const noexcept { return l_ != nullptr; }
-	std::error_code error() const noexcept { return result(err_).error(); }
-	io_uring *ring() const noexcept { return tw_uring_loop_ring(l_); }
-	tw_uring_loop *native() const noexcept { return l_; }
+	result close() noexcept { return h_.release(); }
+	result run() noexcept { return result(tw_uring_run(h_.get())); }
+	void stop() noexcept { tw_uring_stop(h_.get()); }
+	io_uring_sqe *get_sqe() noexcept { return tw_uring_get_sqe(h_.get()); }
+	explicit operator bool() const noexcept { return h_.get() != nullptr; }
+	std::error_code error() const noexcept { return result(h_.err()).error(); }
+	io_uring *ring() const noexcept { return tw_uring_loop_ring(h_.get()); }
+	tw_uring_loop *native() const noexcept { return h_.get(); }
 	tw_uring_stats stats() const noexcept
 	{
 		tw_uring_stats s{};
-		(void)tw_uring_loop_get_stats(l_, &s);
+		(void)tw_uring_loop_get_stats(h_.get(), &s);
 		return s;
 	}
 	static time_point now() noexcept { return to_time_point(tw_uring_now()); }
 
 private:
-	tw_uring_loop *l_ = nullptr;
-	int err_ = 0;
+	using handle = detail::backend_handle<tw_uring_loop, &tw_uring_loop_close>;
+	handle h_;
 };
 
 } // namespace timerwheel

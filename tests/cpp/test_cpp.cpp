@@ -30,6 +30,16 @@ static_assert(!std::is_copy_constructible_v<tws::wheel>);
 // The stated sizes: a timer is a tw_timer, its wheel, two pointers of
 // callable and one of dispatch.
 static_assert(sizeof(tws::timer) == sizeof(tw_timer) + 4 * sizeof(void *) || sizeof(void *) != 8);
+// A periodic timer arms through start() only: arm() would keep the
+// 1 ns period a timer has before start() or set_period().
+template <class T, class = void>
+struct can_arm : std::false_type {};
+template <class T>
+struct can_arm<T, std::void_t<decltype(std::declval<T &>().arm(std::declval<tws::wheel_ref>(),
+								   std::declval<tws::time_point>()))>>
+	: std::true_type {};
+static_assert(can_arm<tws::timer>::value);
+static_assert(!can_arm<tws::periodic_timer>::value);
 // A result is the C int, nothing more.
 static_assert(sizeof(tws::result) == sizeof(int));
 
@@ -66,6 +76,37 @@ void test_conversions(void **)
 	assert_true(tws::to_ns(std::chrono::hours::max()) == UINT64_MAX); // saturates: never
 	assert_true(tws::to_time_point(UINT64_MAX) == tws::time_point::max());
 	assert_true(tws::to_ns(tws::to_time_point(123456789)) == 123456789);
+}
+
+// Narrow counts: the overflow check must not wrap nanoseconds::max() into them.
+void test_conversions_narrow(void **)
+{
+	using std::chrono::duration;
+	assert_true(tws::to_ns(duration<int, std::nano>(5)) == 5);
+	assert_true(tws::to_ns(duration<int, std::micro>(5)) == 5000);
+	assert_true(tws::to_ns(duration<int, std::milli>(5)) == 5000000);
+	assert_true(tws::to_ns(duration<int, std::milli>(2100000000)) == 2100000000ull * 1000000); // ~24 days
+	assert_true(tws::to_ns(duration<int, std::milli>(INT32_MAX)) == uint64_t(INT32_MAX) * 1000000);
+	assert_true(tws::to_ns(duration<int, std::ratio<1>>(INT32_MAX)) == uint64_t(INT32_MAX) * 1000000000);
+	assert_true(tws::to_ns(duration<int, std::nano>(INT32_MAX)) == uint64_t(INT32_MAX));
+	assert_true(tws::to_ns(duration<int, std::nano>(INT32_MIN)) == 0);
+	assert_true(tws::to_ns(duration<short, std::micro>(7)) == 7000);
+	assert_true(tws::to_ns(duration<unsigned, std::micro>(5)) == 5000);
+	assert_true(tws::to_ns(duration<unsigned, std::nano>(UINT32_MAX)) == UINT32_MAX);
+	assert_true(tws::to_ns(duration<unsigned long long, std::nano>(5)) == 5);
+	assert_true(tws::to_ns(duration<unsigned long long, std::nano>(UINT64_MAX)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<int64_t, std::nano>(5)) == 5);
+	assert_true(tws::to_ns(duration<int64_t, std::nano>(INT64_MAX - 1)) == uint64_t(INT64_MAX - 1));
+	assert_true(tws::to_ns(duration<int64_t, std::nano>(INT64_MAX)) == uint64_t(INT64_MAX)); // exact: no rounding
+	assert_true(tws::to_ns(duration<int64_t, std::micro>(INT64_MAX / 1000)) == uint64_t(INT64_MAX / 1000) * 1000);
+	assert_true(tws::to_ns(duration<int64_t, std::micro>(INT64_MAX / 1000 + 1)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<int64_t, std::micro>(INT64_MAX)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<int64_t, std::milli>(INT64_MIN)) == 0);
+	assert_true(tws::to_ns(duration<float, std::milli>(2.5f)) == 2500000);
+	assert_true(tws::to_ns(duration<double, std::pico>(1e40)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<double>(1e30)) == UINT64_MAX);
+	assert_true(tws::to_ns(duration<double>(-1e30)) == 0);
+	static_assert(tws::to_ns(duration<int, std::micro>(5)) == 5000); // constexpr
 }
 
 void test_wheel(void **)
@@ -148,6 +189,25 @@ void test_timer(void **)
 	assert_true(w.check().ok());
 }
 
+// A timer without a callable fires as a no-op, one-shot and periodic alike.
+void test_no_callable(void **)
+{
+	tws::wheel w(at_ms(0));
+	tws::timer t;
+	tws::periodic_timer p;
+	assert_true(t.arm(w, at_ms(10)).ok());
+	assert_true(p.start(w, at_ms(10), 5ms).ok());
+	assert_int_equal(w.advance(at_ms(10)).value(), 2);
+	assert_false(t.pending());
+	assert_true(p.pending());
+	assert_int_equal(w.advance(at_ms(20)).value(), 1); // periods missed are skipped
+	int fired = 0;
+	p.on_fire([&fired] { fired++; });
+	assert_int_equal(w.advance(at_ms(25)).value(), 1);
+	assert_int_equal(fired, 1);
+	assert_true(w.check().ok());
+}
+
 // Relative arms count from clock::now(): never before it.
 void test_after(void **)
 {
@@ -196,6 +256,42 @@ void test_destroy_armed(void **)
 	assert_int_equal(fired, 0);
 }
 
+// A timer destroyed armed is cancelled before its callable is destroyed:
+// the callable's destructor finds it idle, one-shot and periodic alike.
+template <class T>
+struct probe {
+	T *t;
+	int *armed; // armed at the callable's destruction: 1, idle: 0
+	probe(T *timer, int *a) noexcept : t(timer), armed(a) {}
+	probe(probe &&o) noexcept : t(std::exchange(o.t, nullptr)), armed(o.armed) {}
+	~probe()
+	{
+		if (t)
+			*armed = t->pending();
+	}
+	void operator()() {}
+};
+
+void test_destroy_order(void **)
+{
+	tws::wheel w(at_ms(0));
+	int armed = -1;
+	{
+		tws::timer t;
+		t.on_fire(probe<tws::timer>(&t, &armed));
+		assert_true(t.arm(w, at_ms(5)).ok());
+	}
+	assert_int_equal(armed, 0);
+	armed = -1;
+	{
+		tws::periodic_timer p;
+		p.on_fire(probe<tws::periodic_timer>(&p, &armed));
+		assert_true(p.start(w, at_ms(5), 1ms).ok());
+	}
+	assert_int_equal(armed, 0);
+	assert_int_equal(w.count(), 0);
+}
+
 // A callback that destroys the object that owns its timer.
 struct session {
 	tws::timer idle;
@@ -218,7 +314,9 @@ void test_callback_destroys_owner(void **)
 	assert_true(w.check().ok());
 }
 
-// A callback that destroys another armed timer's owner, due in the same advance.
+// A callback that destroys another armed timer's owner, due in the same
+// advance one tick later (ticks fire in order): the victim's destructor
+// cancels it, and it never fires.
 void test_callback_destroys_other(void **)
 {
 	tws::wheel w(at_ms(0));
@@ -229,10 +327,11 @@ void test_callback_destroys_other(void **)
 		victim.reset();
 	});
 	assert_true(killer.arm(w, at_ms(3)).ok());
-	assert_true(victim->arm(w, at_ms(3)).ok());
-	// Order within one tick is unspecified: the victim may fire first.
-	int n = w.advance(at_ms(3)).value();
-	assert_true((n == 1 && fired == 1) || (n == 2 && fired == 101));
+	assert_true(victim->arm(w, at_ms(3) + w.tick()).ok());
+	int n = w.advance(at_ms(3) + w.tick()).value();
+	assert_int_equal(n, 1);
+	assert_int_equal(fired, 1);
+	assert_int_equal(w.count(), 0);
 	assert_true(w.check().ok());
 }
 
@@ -258,6 +357,11 @@ void test_periodic(void **)
 	assert_false(p.pending());
 	assert_true(p.start(w, at_ms(10), 10ms).ok());
 	assert_true(p.period() == 10ms);
+	// A failed start (armed already) changes nothing, not the period either.
+	assert_true(p.start(w, at_ms(12), 3ms).error() == std::errc::device_or_resource_busy);
+	assert_true(p.start(w, at_ms(12), 3ms, 1ms).error() == std::errc::device_or_resource_busy);
+	assert_true(p.period() == 10ms);
+	assert_true(p.expiry() == at_ms(10));
 	for (long t = 1; t <= 25; t++)
 		(void)w.advance(at_ms(t));
 	// Fell behind: skips to the next multiple, no burst.
@@ -350,10 +454,13 @@ int main()
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_conversions),
+		cmocka_unit_test(test_conversions_narrow),
 		cmocka_unit_test(test_wheel),
 		cmocka_unit_test(test_timer),
+		cmocka_unit_test(test_no_callable),
 		cmocka_unit_test(test_after),
 		cmocka_unit_test(test_destroy_armed),
+		cmocka_unit_test(test_destroy_order),
 		cmocka_unit_test(test_callback_destroys_owner),
 		cmocka_unit_test(test_callback_destroys_other),
 		cmocka_unit_test(test_periodic),

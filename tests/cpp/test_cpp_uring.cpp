@@ -8,6 +8,8 @@
 #include <liburing.h>
 #include <timerwheel/uring.hpp>
 
+#include "stamp.hpp"
+
 extern "C" {
 #include "../uring/helpers.h"
 }
@@ -16,23 +18,6 @@ using namespace std::chrono_literals;
 namespace tws = timerwheel;
 
 namespace {
-
-struct stamp {
-	tws::timer t;
-	tws::time_point due{};
-	int fired = 0;
-	int early = 0;
-	stamp() : t([this] {
-		fired++;
-		if (tws::clock::now() < due)
-			early++;
-	}) {}
-	tws::result arm(tws::wheel_ref w, tws::nanoseconds d)
-	{
-		due = tws::clock::now() + d;
-		return t.arm(w, due);
-	}
-};
 
 void test_loop(void **)
 {
@@ -98,6 +83,72 @@ void test_attachment(void **)
 	assert_true(w.check().ok());
 }
 
+// Moves leave the source empty; a move onto a loop whose close is
+// refused (from its own run) keeps that loop in the source, not lost.
+void test_move_loop(void **)
+{
+	tws::wheel w(tws::uring_loop::now()), w2(tws::uring_loop::now());
+	tws::uring_loop a(w);
+	tw_test_skip_if_refused(a.error() ? -a.error().value() : 0);
+	tw_uring_loop *first = a.native();
+	tws::uring_loop b(std::move(a));
+	assert_false(static_cast<bool>(a));
+	assert_true(b.native() == first);
+	tws::uring_loop c(w2);
+	assert_true(static_cast<bool>(c));
+	tw_uring_loop *second = c.native();
+	c = std::move(b); // closes the second
+	assert_false(static_cast<bool>(b));
+	assert_true(c.native() == first);
+	b = tws::uring_loop(w2);
+	assert_true(static_cast<bool>(b));
+	second = b.native();
+
+	struct {
+		tws::uring_loop &b, &c;
+		tw_uring_loop *first, *second;
+		bool kept;
+	} x{b, c, first, second, false};
+	tws::timer t([&x] {
+		x.c = std::move(x.b); // c runs: its close is refused
+		x.kept = x.b.native() == x.first && x.c.native() == x.second;
+		tw_uring_stop(x.first);
+	});
+	assert_true(t.arm(w, tws::clock::now() + 1ms).ok());
+	assert_true(tws::result(tw_uring_run(first)).ok());
+	assert_true(x.kept);
+	assert_true(b.close().ok());
+	assert_true(c.close().ok());
+	assert_true(w.check().ok());
+}
+
+void test_move_attachment(void **)
+{
+	struct io_uring ring, ring2;
+	tw_test_ring_init(&ring, 8, 0);
+	tw_test_ring_init(&ring2, 8, 0);
+	tws::wheel w(tws::uring_attachment::now()), w2(tws::uring_attachment::now());
+	{
+		tws::uring_attachment u(w, &ring);
+		assert_true(static_cast<bool>(u));
+		tw_uring *first = u.native();
+		tws::uring_attachment v(std::move(u));
+		assert_false(static_cast<bool>(u));
+		assert_true(v.native() == first);
+		tws::uring_attachment x(w2, &ring2);
+		assert_true(static_cast<bool>(x));
+		x = std::move(v); // detaches from w2
+		assert_false(static_cast<bool>(v));
+		assert_true(x.native() == first);
+		tws::uring_attachment again(w2, &ring2); // w2 is free again
+		assert_true(static_cast<bool>(again));
+	}
+	io_uring_queue_exit(&ring);
+	io_uring_queue_exit(&ring2);
+	assert_true(w.check().ok());
+	assert_true(w2.check().ok());
+}
+
 } // namespace
 
 int main()
@@ -105,6 +156,8 @@ int main()
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loop),
 		cmocka_unit_test(test_attachment),
+		cmocka_unit_test(test_move_loop),
+		cmocka_unit_test(test_move_attachment),
 	};
 	return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -7,6 +7,8 @@
 // with its timers armed; closing from a timer callback is safe.
 #include <timerwheel/uv.hpp>
 
+#include "stamp.hpp"
+
 extern "C" {
 #include "../common.h"
 }
@@ -15,23 +17,6 @@ using namespace std::chrono_literals;
 namespace tws = timerwheel;
 
 namespace {
-
-struct stamp {
-	tws::timer t;
-	tws::time_point due{};
-	int fired = 0;
-	int early = 0;
-	stamp() : t([this] {
-		fired++;
-		if (tws::clock::now() < due)
-			early++;
-	}) {}
-	tws::result arm(tws::wheel_ref w, tws::nanoseconds d)
-	{
-		due = tws::clock::now() + d;
-		return t.arm(w, due);
-	}
-};
 
 void close_loop(uv_loop_t *loop)
 {
@@ -135,8 +120,21 @@ void test_move(void **)
 	assert_true(s.arm(b.get(), 1ms).ok());
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(s.fired, 1);
-	b.close();
+
+	// Moved onto a live one: that one is closed (its handle freed in the
+	// next loop turn, which close_loop() checks), the source left empty.
+	tws::wheel w(tws::uv_wheel::now());
+	tws::uv_wheel c(&loop, w);
+	assert_true(static_cast<bool>(c));
+	assert_true(s.arm(w, 1h).ok());
+	c = std::move(b);
+	assert_false(static_cast<bool>(b));
+	assert_true(c.native() == h);
+	assert_true(s.t.pending()); // an attached wheel stays the program's
+	assert_int_equal(s.t.cancel().value(), 1);
+	c.close();
 	close_loop(&loop);
+	assert_true(w.check().ok());
 }
 
 } // namespace

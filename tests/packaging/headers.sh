@@ -6,8 +6,9 @@
 # (the backends' headers include libuv's and liburing's, which need C++11).
 # Each translation unit uses tw_container_of on a const pointer.
 # <timerwheel.hpp> compiles in C++17 and C++20, with and without
-# exceptions and RTTI, its templates instantiated by a program using each
-# type, and in C++20 its awaitable (g++ 12 and clang 14 have coroutines).
+# exceptions and RTTI, its templates instantiated by a program calling each
+# member template, and in C++20 its awaitable (g++ 12 and clang 14 have
+# coroutines).
 # Arguments: the C compiler, the C++ compiler, then the headers to check
 # (relative to include/).
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +39,18 @@ int main(void)
 	return tw_container_of(t, struct probe, t)->x;
 }
 END
+}
+
+# cxx_variants <file> <what>: C++17 and C++20, each with and without
+# exceptions and RTTI.
+cxx_variants() {
+	for std in c++17 c++20; do
+		for x in "" "-fno-exceptions -fno-rtti"; do
+			# shellcheck disable=SC2086 # $x and $flags are lists of words
+			"$cxx" -std=$std $x $flags -I "$inc" "$1" || fail "$cxx -std=$std $x: $2"
+			n=$((n + 1))
+		done
+	done
 }
 
 n=0
@@ -96,23 +109,31 @@ int main()
 	tws::wheel w(tws::wheel::config{1ms, 6, 0ns}, tws::time_point(0s));
 	int n = 0;
 	tws::timer t([&n] { n++; });
+	tws::basic_timer<32> big;
 	tws::periodic_timer p([&n] { n++; });
 	hooked h;
 	tws::request r;
-	if (!t.arm(w, tws::time_point(1ms), 1ms) || !p.start(w, tws::time_point(2ms), 1s) ||
-	    !h.arm(w, tws::time_point(3ms)) || !r.post_rearm(w, t, tws::time_point(4ms)))
-		return 1;
+	big.on_fire([&n, &w] { n += static_cast<int>(w.count()); });
+	p.on_fire([&n] { n--; });
+	int bad = 0;
+	bad += !t.arm(w, tws::time_point(1ms), 1ms) + !t.rearm(w, tws::time_point(2ms)) +
+	       !t.rearm(w, tws::time_point(2ms), 500us) + !t.rearm_after(w, 1ms) + !t.cancel() +
+	       !t.arm_after(w, 2ms) + !t.rearm_ns(w, 3000000) + !big.arm_ns(w, 4000000) +
+	       !h.arm(w, tws::time_point(3ms));
+	bad += !p.start(w, tws::time_point(2ms), 1s) + !p.cancel() + !p.start(w, tws::time_point(2ms), 1s, 1ms) +
+	       !p.cancel() + !p.start(w, 500ms) + !p.set_period(std::chrono::duration<int, std::milli>(20)) +
+	       !p.rearm(w, tws::time_point(5ms)) + (p.period() != 20ms);
+	bad += !r.post_rearm(w, t, tws::time_point(4ms)) + !r.post_rearm(w, t, tws::time_point(4ms), 1ms) +
+	       !r.post_rearm_after(w, big, 2ms) + !r.post_cancel(w, p) + !r.settle() + !r.done() +
+	       !r.outcome() + !r.wait_for(std::chrono::duration<double>(0.5)) + !r.wait();
 	std::error_code ec = w.advance_by(10ms).error();
-	return ec ? 1 : n + h.n + static_cast<int>(w.count()) + (w.next_expiry() < w.now());
+	bad += ec ? 1 : 0;
+	bad += tws::to_ns(std::chrono::duration<unsigned, std::micro>(5)) != 5000;
+	return bad + n + h.n + static_cast<int>(w.count()) + (w.next_expiry() < w.now()) +
+	       (w.until_next(w.now()) > 1h);
 }
 END
-for std in c++17 c++20; do
-	for x in "" "-fno-exceptions -fno-rtti"; do
-		# shellcheck disable=SC2086 # $x and $flags are lists of words
-		"$cxx" -std=$std $x $flags -I "$inc" "$tmp/hpp.cpp" || fail "$cxx -std=$std $x: timerwheel.hpp"
-		n=$((n + 1))
-	done
-done
+cxx_variants "$tmp/hpp.cpp" timerwheel.hpp
 # A callable larger than a timer's inline storage is refused at compile
 # time, with the header's message, rather than allocated.
 cat >"$tmp/big.cpp" <<'END'
@@ -134,14 +155,16 @@ n=$((n + 1))
 for h in "$@"; do
 	hpp=${h%.h}.hpp
 	[ "$h" != timerwheel.h ] && [ -f "$inc/$hpp" ] || continue
-	printf '#include <%s>\n#include <%s>\nint main() { return timerwheel::%s().native() != nullptr; }\n' \
-		"$hpp" "$hpp" "$(case $hpp in *uv*) echo uv_wheel ;; *) echo uring_loop ;; esac)" >"$tmp/b.cpp"
-	for std in c++17 c++20; do
-		for x in "" "-fno-exceptions -fno-rtti"; do
-			# shellcheck disable=SC2086
-			"$cxx" -std=$std $x $flags -I "$inc" "$tmp/b.cpp" || fail "$cxx -std=$std $x: $hpp"
-			n=$((n + 1))
-		done
+	case $hpp in
+	*uv*) types="uv_wheel" ;;
+	*) types="uring_loop uring_attachment" ;;
+	esac
+	printf '#include <%s>\n#include <%s>\nint main()\n{\n\tint n = 0;\n' "$hpp" "$hpp" >"$tmp/b.cpp"
+	for ty in $types; do
+		printf '\t{\n\t\ttimerwheel::%s a, b;\n\t\tb = std::move(a);\n\t\tn += b.native() != nullptr;\n\t}\n' \
+			"$ty" >>"$tmp/b.cpp"
 	done
+	printf '\treturn n;\n}\n' >>"$tmp/b.cpp"
+	cxx_variants "$tmp/b.cpp" "$hpp"
 done
 echo "headers: OK ($n compilations with $cc and $cxx)"
