@@ -591,9 +591,13 @@ static int walk_collect(struct walk *wk, struct tw_uv_timer *t)
 	return 0;
 }
 
+/* The wheels also carry the backend's own wake-up timer after a spent
+ * budget: only the layer's timers fire through fire(). */
 static int walk_one(struct tw_timer *tt, uint64_t expires, void *arg)
 {
 	(void)expires;
+	if (tt->fn != fire)
+		return 0;
 	return walk_collect(arg, tw_container_of(tt, struct tw_uv_timer, tw__timer));
 }
 

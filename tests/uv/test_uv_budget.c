@@ -23,6 +23,9 @@
 
 #include <timerwheel/uv.h>
 #include <timerwheel/uv_timer.h>
+/* tw_uv_walk() without the port's libuv names: this file uses libuv's. */
+#define TW__UV_PORT_IMPL
+#include <timerwheel/uv_port.h>
 
 #include "uv_test_util.h"
 
@@ -381,6 +384,70 @@ static void test_budget_keeps_start_order(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* A budget spent leaves the backend's own wake-up timer on one of the
+ * loop wheel's wheels until the next wake-up: a walk between the two must
+ * still show the program's timers only. Budget 2 over three referenced
+ * then three unreferenced timers due at once: the leftover holds the
+ * loop after the first wake-up (the wake-up timer waits on the main
+ * wheel) and not after the second (on the weak wheel, and the loop ends
+ * with two timers unfired, as libuv's would). A check handle walks after
+ * every loop turn, and the test once more after the run. */
+enum { WALK_TIMERS = 6, WALK_BUDGET = 2 };
+static struct tw_uv_timer walk_t[WALK_TIMERS];
+static uv_check_t walk_check;
+static unsigned walk_fired, walk_walks, walk_seen;
+
+static void walk_handle(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (h == (uv_handle_t *)&walk_check)
+		return;
+	assert_int_equal(h->type, TW_UV_TIMER);
+	assert_true((struct tw_uv_timer *)h >= walk_t && (struct tw_uv_timer *)h < walk_t + WALK_TIMERS);
+	walk_seen++;
+}
+
+static void walk_check_cb(uv_check_t *c)
+{
+	(void)c;
+	walk_walks++;
+	tw_uv_walk(c->loop, walk_handle, NULL);
+}
+
+static void walk_cb(struct tw_uv_timer *t)
+{
+	(void)t;
+	walk_fired++;
+}
+
+static void test_budget_walk_shows_timers_only(void **state)
+{
+	uv_loop_t loop;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	for (int i = 0; i < WALK_TIMERS; i++) {
+		assert_int_equal(tw_uv_timer_init(&loop, &walk_t[i]), 0);
+		assert_int_equal(tw_uv_timer_start(&walk_t[i], walk_cb, 0, 0), 0);
+		if (i >= WALK_TIMERS / 2)
+			tw_uv_timer_unref(&walk_t[i]);
+	}
+	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(walk_t[0].tw__uv), WALK_BUDGET), 0);
+	assert_int_equal(uv_check_init(&loop, &walk_check), 0);
+	assert_int_equal(uv_check_start(&walk_check, walk_check_cb), 0);
+	uv_unref((uv_handle_t *)&walk_check);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	walk_check_cb(&walk_check);
+	printf("# %u fired, %u walks, %u timers seen\n", walk_fired, walk_walks, walk_seen);
+	assert_int_equal(walk_fired, 2 * WALK_BUDGET);
+	assert_int_equal(walk_seen, walk_walks * WALK_TIMERS);
+	for (int i = 0; i < WALK_TIMERS; i++)
+		tw_uv_timer_close(&walk_t[i], NULL);
+	uv_close((uv_handle_t *)&walk_check, NULL);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_budget_shared_by_unreferenced),
 		cmocka_unit_test(test_budget_keeps_start_order),
 		cmocka_unit_test(test_budget_spent_by_unreferenced_repeats),
+		cmocka_unit_test(test_budget_walk_shows_timers_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
