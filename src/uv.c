@@ -39,12 +39,15 @@ static int tw__uv_arm(struct tw_uv *h, uint64_t next)
 	uint64_t due_ms = tw__uv_ceil_ms(next);
 	uint64_t timeout = due_ms > now_ms ? due_ms - now_ms : 0;
 
-	/* Due already (a timer armed at or before the wheel's now): libuv runs
-	 * a timeout of 0 in the loop's next iteration, without sleeping. Not
-	 * from our own callback: libuv would run it again in the same pass
-	 * over its timers, and a timer restarting itself so would starve the
-	 * loop; it waits for the next millisecond instead. */
-	if (timeout != 0 && !(h->tw__state & TW__UV_RUNNING) && next <= uv_hrtime())
+	/* Due already (a timer armed at or before the wheel's now, as a
+	 * layer timer's timeout of 0 is): libuv runs a timeout of 0 in the
+	 * loop's next iteration, without sleeping. The wheel's now is a past
+	 * reading of uv_hrtime(), and the weak wheel's is never ahead of it,
+	 * so this is never early and reads no clock. Not from our own
+	 * callback: libuv would run it again in the same pass over its
+	 * timers, and a timer restarting itself so would starve the loop; it
+	 * waits for the next millisecond instead. */
+	if (timeout != 0 && !(h->tw__state & TW__UV_RUNNING) && next <= tw_now(h->tw__wheel))
 		timeout = 0;
 
 	if (uv_timer_start(&h->tw__timer, tw__uv_on_timer, timeout, 0) != 0)
