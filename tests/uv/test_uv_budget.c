@@ -321,10 +321,11 @@ static void test_budget_spent_by_unreferenced_repeats(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
-/* A budget keeps the layer's order: 60 timers of one timeout, every
- * third unreferenced (the other wheel), under a budget of 5, fire 5 per
- * wake-up over 12 wake-ups, all in start order. Each batch holds a
- * referenced timer, so the loop waits for every one. */
+/* A budget keeps the layer's order: 60 timers due at once (a timeout of
+ * 0, armed at the wheel's now: one instant for all, so the count of
+ * wake-ups is exact), every third unreferenced (the other wheel), under
+ * a budget of 5, fire 5 per wake-up over 12 wake-ups, all in start
+ * order. */
 enum { ORDER_TIMERS = 60, ORDER_BUDGET = 5 };
 static struct tw_uv_timer order_t[ORDER_TIMERS];
 static int order_fired[ORDER_TIMERS], order_n;
@@ -364,7 +365,7 @@ static void test_budget_keeps_start_order(void **state)
 	for (int k = 0; k < ORDER_TIMERS; k++) {
 		int i = (k * 7) % ORDER_TIMERS;
 
-		assert_int_equal(tw_uv_timer_start(&order_t[i], order_cb, 3, 0), 0);
+		assert_int_equal(tw_uv_timer_start(&order_t[i], order_cb, 0, 0), 0);
 		if (k % 3 == 2)
 			tw_uv_timer_unref(&order_t[i]);
 	}
@@ -376,6 +377,7 @@ static void test_budget_keeps_start_order(void **state)
 	       order_n, order_wakeups, order_most, ORDER_BUDGET, inversions);
 	assert_int_equal(order_n, ORDER_TIMERS);
 	assert_int_equal(order_most, ORDER_BUDGET);
+	assert_int_equal(order_wakeups, ORDER_TIMERS / ORDER_BUDGET);
 	assert_int_equal(inversions, 0);
 	for (int i = 0; i < ORDER_TIMERS; i++)
 		tw_uv_timer_close(&order_t[i], NULL);
