@@ -359,6 +359,9 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 		free(lw);
 		return NULL;
 	}
+	/* The weak wheel was created first: brought to the backend's now,
+	 * so that a timer moved across keeps being due as it was. */
+	(void)tw_advance(weak, tw_now(tw_uv_wheel(&lw->uv)));
 	tw__uv_weak_adopt(&lw->uv, weak);
 	state_init(&lw->state);
 	lw->state.loop_wheel = 1;

@@ -388,12 +388,10 @@ static void test_budget_keeps_start_order(void **state)
 
 /* A budget spent leaves the backend's own wake-up timer on one of the
  * loop wheel's wheels until the next wake-up: a walk between the two must
- * still show the program's timers only. Budget 2 over three referenced
- * then three unreferenced timers due at once: the leftover holds the
- * loop after the first wake-up (the wake-up timer waits on the main
- * wheel) and not after the second (on the weak wheel, and the loop ends
- * with two timers unfired, as libuv's would). A check handle walks after
- * every loop turn, and the test once more after the run. */
+ * still show the program's timers only. Budget 2 over six timers due at
+ * once, half of them unreferenced: three wake-ups, the backend's timer
+ * waiting between them. A check handle walks after every loop turn, and
+ * the test once more after the run. */
 enum { WALK_TIMERS = 6, WALK_BUDGET = 2 };
 static struct tw_uv_timer walk_t[WALK_TIMERS];
 static uv_check_t walk_check;
@@ -450,6 +448,83 @@ static void test_budget_walk_shows_timers_only(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* libuv runs every timer due in a turn before uv_run() looks at the
+ * loop's liveness again, referenced or not. Five referenced timers
+ * started before five unreferenced ones (unref after start: moved to the
+ * weak wheel as they were armed), all due at once, must all run before
+ * uv_run() returns, as the same program's native uv_timer_t run runs all
+ * ten: without a budget, and under a budget of 5, where the first
+ * wake-up runs the referenced five and the unreferenced rest are left. */
+enum { LEFT_TIMERS = 10, LEFT_BUDGET = 5 };
+static unsigned left_fired;
+
+static void left_native_cb(uv_timer_t *t)
+{
+	(void)t;
+	left_fired++;
+}
+
+static void left_cb(struct tw_uv_timer *t)
+{
+	(void)t;
+	left_fired++;
+}
+
+static unsigned left_native(void)
+{
+	uv_loop_t loop;
+	uv_timer_t t[LEFT_TIMERS];
+
+	left_fired = 0;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	for (int i = 0; i < LEFT_TIMERS; i++) {
+		assert_int_equal(uv_timer_init(&loop, &t[i]), 0);
+		assert_int_equal(uv_timer_start(&t[i], left_native_cb, 0, 0), 0);
+		if (i >= LEFT_TIMERS / 2)
+			uv_unref((uv_handle_t *)&t[i]);
+	}
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	for (int i = 0; i < LEFT_TIMERS; i++)
+		uv_close((uv_handle_t *)&t[i], NULL);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	return left_fired;
+}
+
+static unsigned left_layer(unsigned budget)
+{
+	uv_loop_t loop;
+	struct tw_uv_timer t[LEFT_TIMERS];
+
+	left_fired = 0;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	for (int i = 0; i < LEFT_TIMERS; i++) {
+		assert_int_equal(tw_uv_timer_init(&loop, &t[i]), 0);
+		assert_int_equal(tw_uv_timer_start(&t[i], left_cb, 0, 0), 0);
+		if (i >= LEFT_TIMERS / 2)
+			tw_uv_timer_unref(&t[i]);
+	}
+	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(t[0].tw__uv), budget), 0);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	for (int i = 0; i < LEFT_TIMERS; i++)
+		tw_uv_timer_close(&t[i], NULL);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	return left_fired;
+}
+
+static void test_budget_leftover_unreferenced_run(void **state)
+{
+	unsigned native, unbudgeted;
+
+	(void)state;
+	native = left_native();
+	unbudgeted = left_layer(UINT_MAX);
+	printf("# before uv_run() returned: native %u fired, layer %u\n", native, unbudgeted);
+	assert_int_equal(native, LEFT_TIMERS);
+	assert_int_equal(unbudgeted, native);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_budget_keeps_start_order),
 		cmocka_unit_test(test_budget_spent_by_unreferenced_repeats),
 		cmocka_unit_test(test_budget_walk_shows_timers_only),
+		cmocka_unit_test(test_budget_leftover_unreferenced_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
