@@ -53,7 +53,6 @@ struct layer_state {
 	struct tw_uv_timer *closing;     /* closed, callbacks to run */
 	uint64_t start_id;               /* the next start's, as libuv's */
 	uint64_t timers;                 /* initialised, not closed */
-	uint64_t ready_refs;             /* on the ready list and referenced */
 	unsigned loop_wheel : 1;         /* the loop's own: gone with its last timer */
 	unsigned allocated : 1;
 };
@@ -124,8 +123,6 @@ static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 {
 	struct layer_state *st = state_of(h);
 
-	if (!(t->tw__flags & TW__UVT_UNREF))
-		st->ready_refs--;
 	*t->tw__pprev = t->tw__next;
 	if (t->tw__next)
 		t->tw__next->tw__pprev = t->tw__pprev;
@@ -145,8 +142,6 @@ static void fire(struct tw_timer *tt)
 	*st->ready_tail = t;
 	st->ready_tail = &t->tw__next;
 	t->tw__flags |= TW__UVT_READY;
-	if (!(t->tw__flags & TW__UVT_UNREF))
-		st->ready_refs++;
 	/* Inactive from here, as libuv's is once due: it waits parked. */
 	park(t);
 }
@@ -265,9 +260,10 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 	if (st->ready == NULL)
 		return;
 	/* The budget is spent: the rest run first in the next wake-up, which
-	 * is in the next millisecond, and hold the loop as they would armed. */
+	 * is in the next millisecond, and hold the loop until then, as
+	 * libuv runs every due timer before it looks at liveness again. */
 	if (tw_uv_wheel(h) != NULL) {
-		tw__uv_wake_soon(h, st->ready_refs > 0);
+		tw__uv_wake_soon(h);
 		return;
 	}
 	/* The backend was closed from a callback: the rest never run. */
@@ -509,8 +505,6 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
 	armed = active(t) && tw_del(wheel_of(t), &t->tw__timer) == 1;
-	if (t->tw__flags & TW__UVT_READY)
-		state_of(t->tw__uv)->ready_refs += ref ? 1 : (uint64_t)-1;
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);
