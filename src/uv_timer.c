@@ -36,8 +36,7 @@ enum {
 	TW__UVT_UNREF = 1u,    /* tw_uv_timer_unref(): does not hold the loop */
 	TW__UVT_READY = 2u,    /* fired, on the layer's ready list */
 	TW__UVT_CLOSING = 4u,  /* tw_uv_timer_close() was called */
-	TW__UVT_LOOP = 8u,     /* of the loop's wheel (tw_uv_timer_init()) */
-	TW__UVT_PARKED = 16u,  /* ... stopped, kept on its parked wheel */
+	TW__UVT_PARKED = 16u,  /* of the loop's wheel, stopped, kept on its parked wheel */
 	TW__UVT_STARTED = 32u, /* has a timer callback (tw__cb.timer) */
 	TW__UVT_UV_CB = 64u,   /* closing, tw__cb.uv_close is libuv's close callback */
 };
@@ -53,8 +52,7 @@ struct layer_state {
 	struct tw_uv_timer *closing;     /* closed, callbacks to run */
 	uint64_t start_id;               /* the next start's, as libuv's */
 	uint64_t timers;                 /* initialised, not closed */
-	unsigned loop_wheel : 1;         /* the loop's own: gone with its last timer */
-	unsigned allocated : 1;
+	unsigned loop_wheel : 1;         /* the loop's own: gone with its last timer; else allocated */
 };
 
 static struct layer_state *state_of(const struct tw_uv *h)
@@ -92,7 +90,7 @@ static struct tw_wheel *parked_of(const struct tw_uv_timer *t)
  * its close calls back: the program's may be freed once stopped. */
 static void park(struct tw_uv_timer *t)
 {
-	if ((t->tw__flags & (TW__UVT_LOOP | TW__UVT_PARKED | TW__UVT_CLOSING)) != TW__UVT_LOOP)
+	if ((t->tw__flags & (TW__UVT_PARKED | TW__UVT_CLOSING)) || !state_of(t->tw__uv)->loop_wheel)
 		return;
 	(void)tw_add(parked_of(t), &t->tw__timer, t->tw__timer.expires);
 	t->tw__flags |= TW__UVT_PARKED;
@@ -292,7 +290,7 @@ static void run_closed(struct tw_uv *h)
 
 static void release(struct tw_uv *h)
 {
-	if (state_of(h)->allocated)
+	if (!state_of(h)->loop_wheel)
 		free(state_of(h));
 }
 
@@ -388,7 +386,6 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 		r = tw_uv_timer_init_on(&lw->uv, t);
 	if (r < 0)
 		return r;
-	t->tw__flags |= TW__UVT_LOOP;
 	park(t);
 	return 0;
 }
@@ -410,7 +407,6 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 		if (!st)
 			return -ENOMEM;
 		state_init(st);
-		st->allocated = 1;
 		tw__uv_set_layer(uv, &layer, st);
 	}
 	t->loop = tw_uv_loop(uv);
