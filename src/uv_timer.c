@@ -523,10 +523,18 @@ int tw_uv_timer_has_ref(const struct tw_uv_timer *t)
 	return t && !(t->tw__flags & TW__UVT_UNREF);
 }
 
-static void close_timer(struct tw_uv_timer *t)
+/* Not yet closing, or the call does nothing. */
+static int closable(const struct tw_uv_timer *t)
+{
+	return t && t->tw__uv && !(t->tw__flags & TW__UVT_CLOSING);
+}
+
+/* @uv_cb: the callback in tw__cb is libuv's close callback. */
+static void close_timer(struct tw_uv_timer *t, unsigned uv_cb)
 {
 	struct tw_uv *h = t->tw__uv;
 
+	t->tw__flags |= TW__UVT_CLOSING | (uv_cb ? TW__UVT_UV_CB : 0u);
 	if (!tw_uv_wheel(h))
 		return; /* the backend is gone: see the header */
 	disarm(t);
@@ -541,20 +549,18 @@ static void close_timer(struct tw_uv_timer *t)
 
 void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb)
 {
-	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
-		return;
-	t->tw__flags |= TW__UVT_CLOSING;
-	t->tw__cb.close = cb;
-	close_timer(t);
+	if (closable(t)) {
+		t->tw__cb.close = cb;
+		close_timer(t, 0);
+	}
 }
 
 void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb)
 {
-	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
-		return;
-	t->tw__flags |= TW__UVT_CLOSING | TW__UVT_UV_CB;
-	t->tw__cb.uv_close = cb;
-	close_timer(t);
+	if (closable(t)) {
+		t->tw__cb.uv_close = cb;
+		close_timer(t, 1);
+	}
 }
 
 int tw_uv_timer_is_closing(const struct tw_uv_timer *t)
