@@ -50,6 +50,7 @@ struct layer_state {
 	struct tw_uv_timer *ready;       /* fired, callbacks to run, in libuv's order once sorted */
 	struct tw_uv_timer **ready_tail;
 	struct tw_uv_timer *closing;     /* closed, callbacks to run */
+	struct tw_uv_timer *running;     /* in its timer callback */
 	uint64_t start_id;               /* the next start's, as libuv's */
 	uint64_t timers;                 /* initialised, not closed */
 	unsigned loop_wheel : 1;         /* the loop's own: gone with its last timer; else allocated */
@@ -72,7 +73,9 @@ static uint64_t deadline(uint64_t now, uint64_t ms)
  * keeps (the order of a fired timer's wake-up is by it). libuv
  * keeps a stopped timer in its loop's handle queue, which uv_walk() shows;
  * the parked wheel is that queue for the layer, at no cost in the timer's
- * size, and tw_walk() reads it.
+ * size, and tw_walk() reads it. A fired timer is not parked until its
+ * callback left it idle: a repeat or a restart costs the parked wheel
+ * nothing, and a walk meanwhile reads the ready list.
  */
 struct loop_wheel {
 	struct tw_uv uv;
@@ -129,7 +132,9 @@ static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 	t->tw__flags &= ~(unsigned)TW__UVT_READY;
 }
 
-/* The wheel runs this, in its advance; the timer is idle in it. */
+/* The wheel runs this, in its advance; the timer is idle in it, inactive
+ * from here as libuv's is once due. A walk finds it on the ready list;
+ * it is parked only if its callback leaves it idle (run_ready()). */
 static void fire(struct tw_timer *tt)
 {
 	struct tw_uv_timer *t = tw_container_of(tt, struct tw_uv_timer, tw__timer);
@@ -140,8 +145,6 @@ static void fire(struct tw_timer *tt)
 	*st->ready_tail = t;
 	st->ready_tail = &t->tw__next;
 	t->tw__flags |= TW__UVT_READY;
-	/* Inactive from here, as libuv's is once due: it waits parked. */
-	park(t);
 }
 
 /* Merge sort of a singly linked list by before(): no allocation, and a
@@ -205,6 +208,7 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 	struct tw_uv *h = t->tw__uv;
 	struct tw_wheel *w = wheel_of(t);
 	uint64_t when = deadline(now, ms);
+	unsigned parked = t->tw__flags & TW__UVT_PARKED;
 	int r;
 
 	if (ms == 0 && tw_now(w) < when)
@@ -212,7 +216,8 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 	unpark(t);
 	r = tw_mod(w, &t->tw__timer, when);
 	if (r < 0) {
-		park(t);
+		if (parked)
+			park(t);
 		return r;
 	}
 	if (t->tw__flags & TW__UVT_READY)
@@ -253,7 +258,13 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		 * from a wheel's clock, which a spent budget may have left behind. */
 		if (t->tw__repeat)
 			(void)arm(t, now, t->tw__repeat);
+		st->running = t;
 		t->tw__cb.timer(t);
+		st->running = NULL;
+		/* Left idle: parked, for a walk. Only the loop's wheel's timers
+		 * are still the layer's memory here (park()). */
+		if (st->loop_wheel && !tw_pending(&t->tw__timer))
+			park(t);
 	}
 	if (st->ready == NULL)
 		return;
@@ -615,14 +626,21 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 	uv_mutex_unlock(&loops_lock);
 	if (!lw)
 		return 0;
-	/* Every timer of the loop's wheel is on one of its three wheels or,
-	 * closing, on the closing list until its callback: all collected
-	 * first, as libuv's walk takes its queue, so @fn may close any. */
+	/* Every timer of the loop's wheel is on one of its three wheels, on
+	 * the ready list (fired, its callback to come) or, closing, on the
+	 * closing list until its callback: all collected first, as libuv's
+	 * walk takes its queue, so @fn may close any. */
 	r = tw_walk(tw_uv_wheel(&lw->uv), walk_one, &wk);
 	if (r == 0)
 		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
 	if (r == 0)
 		r = tw_walk(lw->parked, walk_one, &wk);
+	for (t = lw->state.ready; t && r == 0; t = t->tw__next)
+		r = walk_collect(&wk, t);
+	/* ... or in its callback, idle until it returns. */
+	t = lw->state.running;
+	if (t && r == 0 && !tw_pending(&t->tw__timer) && !(t->tw__flags & (TW__UVT_PARKED | TW__UVT_CLOSING)))
+		r = walk_collect(&wk, t);
 	for (t = lw->state.closing; t && r == 0; t = t->tw__next)
 		r = walk_collect(&wk, t);
 	for (i = 0; i < wk.n && r == 0; i++)
