@@ -619,7 +619,12 @@ TW_API int tw_advance_budget(struct tw_wheel *w, uint64_t now, unsigned budget);
  * tw_advance_budget(w, now, tw_wake_budget(w)) when their OS timer fires:
  * with a budget, a wake-up that finds many timers due fires that many and
  * leaves the rest for the next turn of the loop, which serves its I/O in
- * between. A loop of the program's own can do the same. Set it on the
+ * between. A loop of the program's own can do the same. A libuv backend
+ * that carries timers of the uv_timer_t layer (<timerwheel/uv_timer.h>,
+ * from the first tw_uv_timer_init_on() on it, or tw_uv_timer_init() for
+ * the loop's own) advances its wheel without a budget and spends the
+ * budget on the layer's callbacks instead: the program's own timers on
+ * that wheel all fire in their wake-up. Set it on the
  * backend's wheel (tw_uv_wheel(), or the wheel given to tw_uring_attach())
  * at any time, also from a callback: it applies from the next wake-up.
  * The libuv backend arms its uv timer in libuv's whole milliseconds, so

@@ -39,12 +39,15 @@ static int tw__uv_arm(struct tw_uv *h, uint64_t next)
 	uint64_t due_ms = tw__uv_ceil_ms(next);
 	uint64_t timeout = due_ms > now_ms ? due_ms - now_ms : 0;
 
-	/* Due already (a timer armed at or before the wheel's now): libuv runs
-	 * a timeout of 0 in the loop's next iteration, without sleeping. Not
-	 * from our own callback: libuv would run it again in the same pass
-	 * over its timers, and a timer restarting itself so would starve the
-	 * loop; it waits for the next millisecond instead. */
-	if (timeout != 0 && !(h->tw__state & TW__UV_RUNNING) && next <= uv_hrtime())
+	/* Due already (a timer armed at or before the wheel's now, as a
+	 * layer timer's timeout of 0 is): libuv runs a timeout of 0 in the
+	 * loop's next iteration, without sleeping. The wheel's now is a past
+	 * reading of uv_hrtime(), and the weak wheel's is never ahead of it,
+	 * so this is never early and reads no clock. Not from our own
+	 * callback: libuv would run it again in the same pass over its
+	 * timers, and a timer restarting itself so would starve the loop; it
+	 * waits for the next millisecond instead. */
+	if (timeout != 0 && !(h->tw__state & TW__UV_RUNNING) && next <= tw_now(h->tw__wheel))
 		timeout = 0;
 
 	if (uv_timer_start(&h->tw__timer, tw__uv_on_timer, timeout, 0) != 0)
@@ -223,22 +226,15 @@ static void tw__uv_more_fired(struct tw_timer *t)
 	(void)t; /* the wake-up is all it is for */
 }
 
-static struct tw_wheel *tw__uv_more_wheel(const struct tw_uv *h)
+/* On the backend's wheel, which holds the loop: libuv would have run the
+ * timers a budget put off in this turn, referenced or not, before
+ * uv_run() looked at the loop's liveness again. */
+void tw__uv_wake_soon(struct tw_uv *h)
 {
-	return (h->tw__state & TW__UV_MORE_WEAK) ? h->tw__weak : h->tw__wheel;
-}
-
-void tw__uv_wake_soon(struct tw_uv *h, int hold)
-{
-	struct tw_wheel *w;
-
-	if (tw_pending(&h->tw__more))
-		(void)tw_del(tw__uv_more_wheel(h), &h->tw__more);
-	h->tw__state = hold ? h->tw__state & ~(unsigned)TW__UV_MORE_WEAK : h->tw__state | TW__UV_MORE_WEAK;
-	w = tw__uv_more_wheel(h);
 	/* At the wheel's now: expired, so the next advance fires it, and
 	 * the backend wakes for that as for any due timer. */
-	(void)tw_add(w, &h->tw__more, tw_now(w));
+	if (!tw_pending(&h->tw__more))
+		(void)tw_add(h->tw__wheel, &h->tw__more, tw_now(h->tw__wheel));
 }
 
 static void tw__uv_on_timer(uv_timer_t *timer)
@@ -462,7 +458,7 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 		return;
 	/* Never left on a wheel the program gets back. */
 	if (tw_pending(&h->tw__more))
-		(void)tw_del(tw__uv_more_wheel(h), &h->tw__more);
+		(void)tw_del(h->tw__wheel, &h->tw__more);
 	/* From here the hooks, called by the detach's own steps, do nothing. */
 	h->tw__state |= TW__UV_CLOSING;
 	h->tw__close_cb = cb;

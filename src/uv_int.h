@@ -28,7 +28,6 @@ enum {
 	TW__UV_WEAK_STATE = 128u, /* TW_UV_WEAK: never hold the loop */
 	TW__UV_ADVANCING = 256u, /* in tw__uv_advance_both(): one re-arm, after both advances */
 	TW__UV_RUNNING = 512u,   /* in tw__uv_on_timer() */
-	TW__UV_MORE_WEAK = 1024u, /* tw__more is on the weak wheel */
 };
 
 #define TW__NS_PER_MS 1000000u
@@ -72,8 +71,8 @@ void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer, void *s
 void tw__uv_closer_start(struct tw_uv *h);
 
 /* uv.c: wake again at once (in the next millisecond), holding the loop
- * until then if @hold: the layer has callbacks left that a budget put off. */
-void tw__uv_wake_soon(struct tw_uv *h, int hold);
+ * until then: the layer has callbacks left that a budget put off. */
+void tw__uv_wake_soon(struct tw_uv *h);
 
 /* uv_timer.c: tw_uv_timer_close() with libuv's close callback, which is
  * given the timer as a uv_handle_t, for <timerwheel/uv_port.h>. */

@@ -36,8 +36,7 @@ enum {
 	TW__UVT_UNREF = 1u,    /* tw_uv_timer_unref(): does not hold the loop */
 	TW__UVT_READY = 2u,    /* fired, on the layer's ready list */
 	TW__UVT_CLOSING = 4u,  /* tw_uv_timer_close() was called */
-	TW__UVT_LOOP = 8u,     /* of the loop's wheel (tw_uv_timer_init()) */
-	TW__UVT_PARKED = 16u,  /* ... stopped, kept on its parked wheel */
+	TW__UVT_PARKED = 16u,  /* of the loop's wheel, stopped, kept on its parked wheel */
 	TW__UVT_STARTED = 32u, /* has a timer callback (tw__cb.timer) */
 	TW__UVT_UV_CB = 64u,   /* closing, tw__cb.uv_close is libuv's close callback */
 };
@@ -51,11 +50,10 @@ struct layer_state {
 	struct tw_uv_timer *ready;       /* fired, callbacks to run, in libuv's order once sorted */
 	struct tw_uv_timer **ready_tail;
 	struct tw_uv_timer *closing;     /* closed, callbacks to run */
+	struct tw_uv_timer *running;     /* in its timer callback */
 	uint64_t start_id;               /* the next start's, as libuv's */
 	uint64_t timers;                 /* initialised, not closed */
-	uint64_t ready_refs;             /* on the ready list and referenced */
-	unsigned loop_wheel : 1;         /* the loop's own: gone with its last timer */
-	unsigned allocated : 1;
+	unsigned loop_wheel : 1;         /* the loop's own: gone with its last timer; else allocated */
 };
 
 static struct layer_state *state_of(const struct tw_uv *h)
@@ -75,7 +73,9 @@ static uint64_t deadline(uint64_t now, uint64_t ms)
  * keeps (the order of a fired timer's wake-up is by it). libuv
  * keeps a stopped timer in its loop's handle queue, which uv_walk() shows;
  * the parked wheel is that queue for the layer, at no cost in the timer's
- * size, and tw_walk() reads it.
+ * size, and tw_walk() reads it. A fired timer is not parked until its
+ * callback left it idle: a repeat or a restart costs the parked wheel
+ * nothing, and a walk meanwhile reads the ready list.
  */
 struct loop_wheel {
 	struct tw_uv uv;
@@ -93,7 +93,7 @@ static struct tw_wheel *parked_of(const struct tw_uv_timer *t)
  * its close calls back: the program's may be freed once stopped. */
 static void park(struct tw_uv_timer *t)
 {
-	if ((t->tw__flags & (TW__UVT_LOOP | TW__UVT_PARKED | TW__UVT_CLOSING)) != TW__UVT_LOOP)
+	if ((t->tw__flags & (TW__UVT_PARKED | TW__UVT_CLOSING)) || !state_of(t->tw__uv)->loop_wheel)
 		return;
 	(void)tw_add(parked_of(t), &t->tw__timer, t->tw__timer.expires);
 	t->tw__flags |= TW__UVT_PARKED;
@@ -124,8 +124,6 @@ static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 {
 	struct layer_state *st = state_of(h);
 
-	if (!(t->tw__flags & TW__UVT_UNREF))
-		st->ready_refs--;
 	*t->tw__pprev = t->tw__next;
 	if (t->tw__next)
 		t->tw__next->tw__pprev = t->tw__pprev;
@@ -134,7 +132,9 @@ static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 	t->tw__flags &= ~(unsigned)TW__UVT_READY;
 }
 
-/* The wheel runs this, in its advance; the timer is idle in it. */
+/* The wheel runs this, in its advance; the timer is idle in it, inactive
+ * from here as libuv's is once due. A walk finds it on the ready list;
+ * it is parked only if its callback leaves it idle (run_ready()). */
 static void fire(struct tw_timer *tt)
 {
 	struct tw_uv_timer *t = tw_container_of(tt, struct tw_uv_timer, tw__timer);
@@ -145,10 +145,6 @@ static void fire(struct tw_timer *tt)
 	*st->ready_tail = t;
 	st->ready_tail = &t->tw__next;
 	t->tw__flags |= TW__UVT_READY;
-	if (!(t->tw__flags & TW__UVT_UNREF))
-		st->ready_refs++;
-	/* Inactive from here, as libuv's is once due: it waits parked. */
-	park(t);
 }
 
 /* Merge sort of a singly linked list by before(): no allocation, and a
@@ -212,6 +208,7 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 	struct tw_uv *h = t->tw__uv;
 	struct tw_wheel *w = wheel_of(t);
 	uint64_t when = deadline(now, ms);
+	unsigned parked = t->tw__flags & TW__UVT_PARKED;
 	int r;
 
 	if (ms == 0 && tw_now(w) < when)
@@ -219,7 +216,8 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 	unpark(t);
 	r = tw_mod(w, &t->tw__timer, when);
 	if (r < 0) {
-		park(t);
+		if (parked)
+			park(t);
 		return r;
 	}
 	if (t->tw__flags & TW__UVT_READY)
@@ -260,14 +258,21 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		 * from a wheel's clock, which a spent budget may have left behind. */
 		if (t->tw__repeat)
 			(void)arm(t, now, t->tw__repeat);
+		st->running = t;
 		t->tw__cb.timer(t);
+		st->running = NULL;
+		/* Left idle: parked, for a walk. Only the loop's wheel's timers
+		 * are still the layer's memory here (park()). */
+		if (st->loop_wheel && !tw_pending(&t->tw__timer))
+			park(t);
 	}
 	if (st->ready == NULL)
 		return;
 	/* The budget is spent: the rest run first in the next wake-up, which
-	 * is in the next millisecond, and hold the loop as they would armed. */
+	 * is in the next millisecond, and hold the loop until then, as
+	 * libuv runs every due timer before it looks at liveness again. */
 	if (tw_uv_wheel(h) != NULL) {
-		tw__uv_wake_soon(h, st->ready_refs > 0);
+		tw__uv_wake_soon(h);
 		return;
 	}
 	/* The backend was closed from a callback: the rest never run. */
@@ -296,7 +301,7 @@ static void run_closed(struct tw_uv *h)
 
 static void release(struct tw_uv *h)
 {
-	if (state_of(h)->allocated)
+	if (!state_of(h)->loop_wheel)
 		free(state_of(h));
 }
 
@@ -359,6 +364,9 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 		free(lw);
 		return NULL;
 	}
+	/* The weak wheel was created first: brought to the backend's now,
+	 * so that a timer moved across keeps being due as it was. */
+	(void)tw_advance(weak, tw_now(tw_uv_wheel(&lw->uv)));
 	tw__uv_weak_adopt(&lw->uv, weak);
 	state_init(&lw->state);
 	lw->state.loop_wheel = 1;
@@ -389,7 +397,6 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 		r = tw_uv_timer_init_on(&lw->uv, t);
 	if (r < 0)
 		return r;
-	t->tw__flags |= TW__UVT_LOOP;
 	park(t);
 	return 0;
 }
@@ -411,7 +418,6 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 		if (!st)
 			return -ENOMEM;
 		state_init(st);
-		st->allocated = 1;
 		tw__uv_set_layer(uv, &layer, st);
 	}
 	t->loop = tw_uv_loop(uv);
@@ -506,8 +512,6 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
 	armed = active(t) && tw_del(wheel_of(t), &t->tw__timer) == 1;
-	if (t->tw__flags & TW__UVT_READY)
-		state_of(t->tw__uv)->ready_refs += ref ? 1 : (uint64_t)-1;
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);
@@ -530,10 +534,18 @@ int tw_uv_timer_has_ref(const struct tw_uv_timer *t)
 	return t && !(t->tw__flags & TW__UVT_UNREF);
 }
 
-static void close_timer(struct tw_uv_timer *t)
+/* Not yet closing, or the call does nothing. */
+static int closable(const struct tw_uv_timer *t)
+{
+	return t && t->tw__uv && !(t->tw__flags & TW__UVT_CLOSING);
+}
+
+/* @uv_cb: the callback in tw__cb is libuv's close callback. */
+static void close_timer(struct tw_uv_timer *t, unsigned uv_cb)
 {
 	struct tw_uv *h = t->tw__uv;
 
+	t->tw__flags |= TW__UVT_CLOSING | (uv_cb ? TW__UVT_UV_CB : 0u);
 	if (!tw_uv_wheel(h))
 		return; /* the backend is gone: see the header */
 	disarm(t);
@@ -548,20 +560,18 @@ static void close_timer(struct tw_uv_timer *t)
 
 void tw_uv_timer_close(struct tw_uv_timer *t, tw_uv_timer_close_cb cb)
 {
-	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
-		return;
-	t->tw__flags |= TW__UVT_CLOSING;
-	t->tw__cb.close = cb;
-	close_timer(t);
+	if (closable(t)) {
+		t->tw__cb.close = cb;
+		close_timer(t, 0);
+	}
 }
 
 void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb)
 {
-	if (!t || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
-		return;
-	t->tw__flags |= TW__UVT_CLOSING | TW__UVT_UV_CB;
-	t->tw__cb.uv_close = cb;
-	close_timer(t);
+	if (closable(t)) {
+		t->tw__cb.uv_close = cb;
+		close_timer(t, 1);
+	}
 }
 
 int tw_uv_timer_is_closing(const struct tw_uv_timer *t)
@@ -591,9 +601,13 @@ static int walk_collect(struct walk *wk, struct tw_uv_timer *t)
 	return 0;
 }
 
+/* The wheels also carry the backend's own wake-up timer after a spent
+ * budget: only the layer's timers fire through fire(). */
 static int walk_one(struct tw_timer *tt, uint64_t expires, void *arg)
 {
 	(void)expires;
+	if (tt->fn != fire)
+		return 0;
 	return walk_collect(arg, tw_container_of(tt, struct tw_uv_timer, tw__timer));
 }
 
@@ -612,14 +626,21 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 	uv_mutex_unlock(&loops_lock);
 	if (!lw)
 		return 0;
-	/* Every timer of the loop's wheel is on one of its three wheels or,
-	 * closing, on the closing list until its callback: all collected
-	 * first, as libuv's walk takes its queue, so @fn may close any. */
+	/* Every timer of the loop's wheel is on one of its three wheels, on
+	 * the ready list (fired, its callback to come) or, closing, on the
+	 * closing list until its callback: all collected first, as libuv's
+	 * walk takes its queue, so @fn may close any. */
 	r = tw_walk(tw_uv_wheel(&lw->uv), walk_one, &wk);
 	if (r == 0)
 		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
 	if (r == 0)
 		r = tw_walk(lw->parked, walk_one, &wk);
+	for (t = lw->state.ready; t && r == 0; t = t->tw__next)
+		r = walk_collect(&wk, t);
+	/* ... or in its callback, idle until it returns. */
+	t = lw->state.running;
+	if (t && r == 0 && !tw_pending(&t->tw__timer) && !(t->tw__flags & (TW__UVT_PARKED | TW__UVT_CLOSING)))
+		r = walk_collect(&wk, t);
 	for (t = lw->state.closing; t && r == 0; t = t->tw__next)
 		r = walk_collect(&wk, t);
 	for (i = 0; i < wk.n && r == 0; i++)

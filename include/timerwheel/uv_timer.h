@@ -42,7 +42,8 @@
  * (tw_set_wake_budget() on the backend's wheel) keeps the order: a
  * wake-up runs at most that many of the layer's callbacks, the first in
  * the order, and the rest run first in the next wake-up, a millisecond
- * later, holding the loop meanwhile if one of them is referenced. On a
+ * later, holding the loop meanwhile, referenced or not: libuv would have
+ * run them all before it looked at the loop's liveness again. On a
  * backend with timers of the layer, the budget counts only the layer's
  * callbacks: the program's own tw_timer timers on its wheel fire all in
  * their wake-up.

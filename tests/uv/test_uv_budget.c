@@ -23,6 +23,9 @@
 
 #include <timerwheel/uv.h>
 #include <timerwheel/uv_timer.h>
+/* tw_uv_walk() without the port's libuv names: this file uses libuv's. */
+#define TW__UV_PORT_IMPL
+#include <timerwheel/uv_port.h>
 
 #include "uv_test_util.h"
 
@@ -318,10 +321,11 @@ static void test_budget_spent_by_unreferenced_repeats(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
-/* A budget keeps the layer's order: 60 timers of one timeout, every
- * third unreferenced (the other wheel), under a budget of 5, fire 5 per
- * wake-up over 12 wake-ups, all in start order. Each batch holds a
- * referenced timer, so the loop waits for every one. */
+/* A budget keeps the layer's order: 60 timers due at once (a timeout of
+ * 0, armed at the wheel's now: one instant for all, so the count of
+ * wake-ups is exact), every third unreferenced (the other wheel), under
+ * a budget of 5, fire 5 per wake-up over 12 wake-ups, all in start
+ * order. */
 enum { ORDER_TIMERS = 60, ORDER_BUDGET = 5 };
 static struct tw_uv_timer order_t[ORDER_TIMERS];
 static int order_fired[ORDER_TIMERS], order_n;
@@ -361,7 +365,7 @@ static void test_budget_keeps_start_order(void **state)
 	for (int k = 0; k < ORDER_TIMERS; k++) {
 		int i = (k * 7) % ORDER_TIMERS;
 
-		assert_int_equal(tw_uv_timer_start(&order_t[i], order_cb, 3, 0), 0);
+		assert_int_equal(tw_uv_timer_start(&order_t[i], order_cb, 0, 0), 0);
 		if (k % 3 == 2)
 			tw_uv_timer_unref(&order_t[i]);
 	}
@@ -373,12 +377,155 @@ static void test_budget_keeps_start_order(void **state)
 	       order_n, order_wakeups, order_most, ORDER_BUDGET, inversions);
 	assert_int_equal(order_n, ORDER_TIMERS);
 	assert_int_equal(order_most, ORDER_BUDGET);
+	assert_int_equal(order_wakeups, ORDER_TIMERS / ORDER_BUDGET);
 	assert_int_equal(inversions, 0);
 	for (int i = 0; i < ORDER_TIMERS; i++)
 		tw_uv_timer_close(&order_t[i], NULL);
 	tw_uv_close(&backend, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* A budget spent leaves the backend's own wake-up timer on one of the
+ * loop wheel's wheels until the next wake-up: a walk between the two must
+ * still show the program's timers only. Budget 2 over six timers due at
+ * once, half of them unreferenced: three wake-ups, the backend's timer
+ * waiting between them. A check handle walks after every loop turn, and
+ * the test once more after the run. */
+enum { WALK_TIMERS = 6, WALK_BUDGET = 2 };
+static struct tw_uv_timer walk_t[WALK_TIMERS];
+static uv_check_t walk_check;
+static unsigned walk_fired, walk_walks, walk_seen;
+
+static void walk_handle(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (h == (uv_handle_t *)&walk_check)
+		return;
+	assert_int_equal(h->type, TW_UV_TIMER);
+	assert_true((struct tw_uv_timer *)h >= walk_t && (struct tw_uv_timer *)h < walk_t + WALK_TIMERS);
+	walk_seen++;
+}
+
+static void walk_check_cb(uv_check_t *c)
+{
+	(void)c;
+	walk_walks++;
+	tw_uv_walk(c->loop, walk_handle, NULL);
+}
+
+static void walk_cb(struct tw_uv_timer *t)
+{
+	(void)t;
+	walk_fired++;
+}
+
+static void test_budget_walk_shows_timers_only(void **state)
+{
+	uv_loop_t loop;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	for (int i = 0; i < WALK_TIMERS; i++) {
+		assert_int_equal(tw_uv_timer_init(&loop, &walk_t[i]), 0);
+		assert_int_equal(tw_uv_timer_start(&walk_t[i], walk_cb, 0, 0), 0);
+		if (i >= WALK_TIMERS / 2)
+			tw_uv_timer_unref(&walk_t[i]);
+	}
+	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(walk_t[0].tw__uv), WALK_BUDGET), 0);
+	assert_int_equal(uv_check_init(&loop, &walk_check), 0);
+	assert_int_equal(uv_check_start(&walk_check, walk_check_cb), 0);
+	uv_unref((uv_handle_t *)&walk_check);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	walk_check_cb(&walk_check);
+	printf("# %u fired, %u walks, %u timers seen\n", walk_fired, walk_walks, walk_seen);
+	assert_int_equal(walk_fired, WALK_TIMERS);
+	assert_int_equal(walk_seen, walk_walks * WALK_TIMERS);
+	for (int i = 0; i < WALK_TIMERS; i++)
+		tw_uv_timer_close(&walk_t[i], NULL);
+	uv_close((uv_handle_t *)&walk_check, NULL);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* libuv runs every timer due in a turn before uv_run() looks at the
+ * loop's liveness again, referenced or not. Five referenced timers
+ * started before five unreferenced ones (unref after start: moved to the
+ * weak wheel as they were armed), all due at once, must all run before
+ * uv_run() returns, as the same program's native uv_timer_t run runs all
+ * ten: without a budget, and under a budget of 5, where the first
+ * wake-up runs the referenced five and the unreferenced rest are left. */
+enum { LEFT_TIMERS = 10, LEFT_BUDGET = 5 };
+static unsigned left_fired;
+
+static void left_native_cb(uv_timer_t *t)
+{
+	(void)t;
+	left_fired++;
+}
+
+static void left_cb(struct tw_uv_timer *t)
+{
+	(void)t;
+	left_fired++;
+}
+
+static unsigned left_native(void)
+{
+	uv_loop_t loop;
+	uv_timer_t t[LEFT_TIMERS];
+
+	left_fired = 0;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	for (int i = 0; i < LEFT_TIMERS; i++) {
+		assert_int_equal(uv_timer_init(&loop, &t[i]), 0);
+		assert_int_equal(uv_timer_start(&t[i], left_native_cb, 0, 0), 0);
+		if (i >= LEFT_TIMERS / 2)
+			uv_unref((uv_handle_t *)&t[i]);
+	}
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	for (int i = 0; i < LEFT_TIMERS; i++)
+		uv_close((uv_handle_t *)&t[i], NULL);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	return left_fired;
+}
+
+static unsigned left_layer(unsigned budget)
+{
+	uv_loop_t loop;
+	struct tw_uv_timer t[LEFT_TIMERS];
+
+	left_fired = 0;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	for (int i = 0; i < LEFT_TIMERS; i++) {
+		assert_int_equal(tw_uv_timer_init(&loop, &t[i]), 0);
+		assert_int_equal(tw_uv_timer_start(&t[i], left_cb, 0, 0), 0);
+		if (i >= LEFT_TIMERS / 2)
+			tw_uv_timer_unref(&t[i]);
+	}
+	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(t[0].tw__uv), budget), 0);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	for (int i = 0; i < LEFT_TIMERS; i++)
+		tw_uv_timer_close(&t[i], NULL);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	return left_fired;
+}
+
+static void test_budget_leftover_unreferenced_run(void **state)
+{
+	unsigned native, unbudgeted, budgeted;
+
+	(void)state;
+	native = left_native();
+	unbudgeted = left_layer(UINT_MAX);
+	budgeted = left_layer(LEFT_BUDGET);
+	printf("# before uv_run() returned: native %u fired, layer %u, layer under a budget of %d %u\n",
+	       native, unbudgeted, LEFT_BUDGET, budgeted);
+	assert_int_equal(native, LEFT_TIMERS);
+	assert_int_equal(unbudgeted, native);
+	assert_int_equal(budgeted, native);
 }
 
 int main(void)
@@ -389,6 +536,8 @@ int main(void)
 		cmocka_unit_test(test_budget_shared_by_unreferenced),
 		cmocka_unit_test(test_budget_keeps_start_order),
 		cmocka_unit_test(test_budget_spent_by_unreferenced_repeats),
+		cmocka_unit_test(test_budget_walk_shows_timers_only),
+		cmocka_unit_test(test_budget_leftover_unreferenced_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,13 +4,17 @@
  * through libuv's generic handle calls, written for libuv alone. The tests
  * build it twice, as is and with -include timerwheel/uv_port.h, and
  * require the same output: what it prints is what libuv's rules decide
- * (counts, states, orders), never a time. The shutdown's close callbacks
- * are printed sorted: a walk's order is libuv's own business, and in one
- * turn the layer's close callbacks run together (its header says where).
+ * (counts, states, orders), never a time. Apart from two timers far in
+ * the future, one timer at a time is active: each callback starts the
+ * next, so the order does not depend on how fast either build runs. The
+ * shutdown's close callbacks are printed sorted: a walk's order is
+ * libuv's own business, and in one turn the layer's close callbacks run
+ * together (its header says where).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <uv.h>
@@ -63,10 +67,15 @@ static void walk_close(uv_handle_t *h, void *arg)
 		uv_close(h, on_close);
 }
 
+static void on_repeat(uv_timer_t *t);
+static void on_once(uv_timer_t *t);
+static void on_stopper(uv_timer_t *t);
+
 static void on_zero(uv_timer_t *t)
 {
 	printf("zero fired, due_in=%llu\n", (unsigned long long)uv_timer_get_due_in(t));
 	show("in zero", t);
+	uv_timer_start(&repeat, on_repeat, 10, 10);
 }
 
 static void on_victim(uv_timer_t *t)
@@ -80,6 +89,8 @@ static void on_stopper(uv_timer_t *t)
 	printf("stopper fired\n");
 	uv_timer_stop(&victim);
 	show("victim stopped", &victim);
+	uv_close((uv_handle_t *)&once, on_close);
+	uv_close((uv_handle_t *)&victim, on_close);
 	uv_close((uv_handle_t *)t, on_close);
 	show("stopper closing", t);
 }
@@ -92,6 +103,8 @@ static void on_once(uv_timer_t *t)
 	show("in once", t);
 	uv_walk(&loop, walk_count, n);
 	printf("walk: %d timers, %d others\n", n[0], n[1]);
+	uv_timer_start(&stopper, on_stopper, 10, 0);
+	show("stopper started", &stopper);
 }
 
 static void on_repeat(uv_timer_t *t)
@@ -105,8 +118,7 @@ static void on_repeat(uv_timer_t *t)
 	if (repeats == 4) {
 		uv_timer_stop(t);
 		show("repeat stopped", t);
-		uv_close((uv_handle_t *)&once, on_close);
-		uv_close((uv_handle_t *)&victim, on_close);
+		uv_timer_start(&once, on_once, 10, 0);
 	}
 }
 
@@ -120,6 +132,11 @@ static void on_check(uv_check_t *c)
 {
 	(void)c;
 	checks++;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 int main(void)
@@ -145,11 +162,13 @@ int main(void)
 	uv_check_start(&check, on_check);
 	uv_unref((uv_handle_t *)&check);
 	show("new", &once);
+	printf("size: timer=%d check=%d; names: %s %s\n", uv_handle_size(UV_TIMER) == sizeof(uv_timer_t),
+	       uv_handle_size(UV_CHECK) == sizeof(uv_check_t), uv_handle_type_name(UV_TIMER),
+	       uv_handle_type_name(UV_CHECK));
 
-	uv_timer_start(&repeat, on_repeat, 10, 10);
-	uv_timer_start(&once, on_once, 35, 0);
-	uv_timer_start(&victim, on_victim, 400, 0);
-	uv_timer_start(&stopper, on_stopper, 200, 0);
+	/* Far in the future: the victim is stopped, the watchdog outlives
+	 * the run, whatever the machine's speed. */
+	uv_timer_start(&victim, on_victim, 60000, 0);
 	uv_timer_start(&watchdog, on_watchdog, 60000, 0);
 	uv_unref((uv_handle_t *)&watchdog);
 	show("watchdog", &watchdog);
@@ -178,14 +197,7 @@ int main(void)
 	printf("walk: %d timers, %d others\n", n[0], n[1]);
 	uv_walk(&loop, walk_close, NULL);
 	r = uv_run(&loop, UV_RUN_DEFAULT);
-	for (int i = 0; i < nshut; i++)
-		for (int j = i + 1; j < nshut; j++)
-			if (strcmp(shut[j], shut[i]) < 0) {
-				const char *x = shut[i];
-
-				shut[i] = shut[j];
-				shut[j] = x;
-			}
+	qsort(shut, (size_t)nshut, sizeof(shut[0]), by_name);
 	for (int i = 0; i < nshut; i++)
 		printf("closed %s\n", shut[i]);
 	printf("run=%d closes=%d loop_close=%d\n", r, closes, uv_loop_close(&loop));
