@@ -276,7 +276,7 @@ namespace detail {
 /*
  * The operations every timer shares, on the C timer it holds (a tw_timer,
  * or a tw_periodic whose first member is one). It remembers the wheel it
- * was last armed on, to cancel itself there when destroyed: tw_pending()
+ * was last armed on, to cancel itself there when destroyed: pending()
  * first, so a timer whose wheel is gone (destroyed wheels idle their
  * timers) never touches that wheel.
  */
@@ -315,9 +315,14 @@ public:
 	result arm_ns(wheel_ref w, std::uint64_t at) noexcept { return on(w, tw_add(w.native(), t(), at)); }
 	result rearm_ns(wheel_ref w, std::uint64_t at) noexcept { return on(w, tw_mod(w.native(), t(), at)); }
 	/* tw_del(): value() is 1 if it was armed. Safe on an idle timer. */
-	result cancel() noexcept { return tw_pending(t()) ? result(tw_del(wheel_of(), t())) : result(0); }
+	result cancel() noexcept { return pending() ? result(tw_del(wheel_of(), t())) : result(0); }
 
-	bool pending() const noexcept { return tw_pending(t()); }
+	/*
+	 * tw_pending(), inline: this header ships with the library, so it may
+	 * read the field the library keeps 0 while a timer is idle, and a
+	 * cancel costs one call into the library, as tw_del() does.
+	 */
+	bool pending() const noexcept { return t()->tw__where != 0; }
 	/* The expiry last armed. */
 	time_point expiry() const noexcept { return to_time_point(t()->expires); }
 	tw_timer *native() noexcept { return t(); }
@@ -327,7 +332,7 @@ protected:
 	timer_base() noexcept = default;
 	~timer_base()
 	{
-		if (tw_pending(t()))
+		if (pending())
 			(void)tw_del(wheel_of(), t());
 	}
 	/*
@@ -719,7 +724,7 @@ public:
 	sleep_awaiter &operator=(const sleep_awaiter &) = delete;
 	~sleep_awaiter()
 	{
-		if (tw_pending(&s_.t))
+		if (s_.t.tw__where != 0) // tw_pending(), inline as in timer_base
 			(void)tw_del(w_, &s_.t);
 	}
 	bool await_ready() const noexcept { return false; }

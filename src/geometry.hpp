@@ -19,7 +19,7 @@ namespace tw {
 
 // Where a timer is, in tw_timer::tw__where.
 enum : uint16_t {
-	where_idle = 0,
+	where_idle = 0, // 0, as timerwheel.h says: <timerwheel.hpp> tests it inline
 	where_due = 1,   // on the due list (fires in the next advance) or on `ready` (in this one)
 	where_slot0 = 2, // where_slot0 + a bucket index (see geometry::index_of): in a wheel slot
 };
