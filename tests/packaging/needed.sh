@@ -31,7 +31,8 @@ needed() {
 	elif command -v objdump >/dev/null && objdump -p "$1" >/dev/null 2>&1; then
 		objdump -p "$1" | sed -n 's/^[[:space:]]*DLL Name: \(.*\)/\1/p'
 	else
-		echo "SKIP: neither readelf nor objdump reads $1"
+		# stderr: stdout is the list its caller captures.
+		echo "SKIP: neither readelf nor objdump reads $1" >&2
 		exit 77
 	fi
 }
