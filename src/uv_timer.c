@@ -36,7 +36,7 @@ enum {
 	TW__UVT_UNREF = 1u,    /* tw_uv_timer_unref(): does not hold the loop */
 	TW__UVT_READY = 2u,    /* fired, on the layer's ready list */
 	TW__UVT_CLOSING = 4u,  /* tw_uv_timer_close() was called */
-	TW__UVT_PARKED = 16u,  /* of the loop's wheel, stopped, kept on its parked wheel */
+	TW__UVT_IDLE = 16u,    /* of the loop's wheel, stopped, on the layer's idle list */
 	TW__UVT_STARTED = 32u, /* has a timer callback (tw__cb.timer) */
 	TW__UVT_UV_CB = 64u,   /* closing, tw__cb.uv_close is libuv's close callback */
 };
@@ -49,6 +49,7 @@ enum {
 struct layer_state {
 	struct tw_uv_timer *ready;       /* fired, callbacks to run, in libuv's order once sorted */
 	struct tw_uv_timer **ready_tail;
+	struct tw_uv_timer *idle;        /* the loop's wheel's stopped timers, for a walk */
 	struct tw_uv_timer *closing;     /* closed, callbacks to run */
 	struct tw_uv_timer *running;     /* in its timer callback */
 	uint64_t start_id;               /* the next start's, as libuv's */
@@ -68,43 +69,50 @@ static uint64_t deadline(uint64_t now, uint64_t ms)
 }
 
 /*
- * The loop's wheel, and the wheel its stopped timers wait on: a wheel that
- * is never advanced, where each sits armed for its own expiry, which it
- * keeps (the order of a fired timer's wake-up is by it). libuv
- * keeps a stopped timer in its loop's handle queue, which uv_walk() shows;
- * the parked wheel is that queue for the layer, at no cost in the timer's
- * size, and tw_walk() reads it. A fired timer is not parked until its
- * callback left it idle: a repeat or a restart costs the parked wheel
- * nothing, and a walk meanwhile reads the ready list.
+ * The loop's wheel. libuv keeps a stopped timer in its loop's handle
+ * queue, which uv_walk() shows; the layer keeps its stopped timers on the
+ * idle list, through the links a stopped timer does not use otherwise
+ * (those of the ready list): at no cost in the timer's size, and two
+ * stores a stop or a start. A fired timer goes on it only once its
+ * callback left it idle: a repeat or a restart costs the list nothing, and
+ * a walk meanwhile reads the ready list.
  */
 struct loop_wheel {
 	struct tw_uv uv;
 	struct layer_state state;
-	struct tw_wheel *parked;
 	struct loop_wheel *next;
 };
 
-static struct tw_wheel *parked_of(const struct tw_uv_timer *t)
+/* Off the ready or the idle list, whichever it is on. */
+static void unlink_timer(struct tw_uv_timer *t)
 {
-	return tw_container_of(t->tw__uv, struct loop_wheel, uv)->parked;
+	*t->tw__pprev = t->tw__next;
+	if (t->tw__next)
+		t->tw__next->tw__pprev = t->tw__pprev;
 }
 
 /* Only a timer of the loop's wheel, whose memory is the layer's until
  * its close calls back: the program's may be freed once stopped. */
 static void park(struct tw_uv_timer *t)
 {
-	if ((t->tw__flags & (TW__UVT_PARKED | TW__UVT_CLOSING)) || !state_of(t->tw__uv)->loop_wheel)
+	struct layer_state *st = state_of(t->tw__uv);
+
+	if ((t->tw__flags & (TW__UVT_IDLE | TW__UVT_CLOSING)) || !st->loop_wheel)
 		return;
-	(void)tw_add(parked_of(t), &t->tw__timer, t->tw__timer.expires);
-	t->tw__flags |= TW__UVT_PARKED;
+	t->tw__next = st->idle;
+	if (st->idle)
+		st->idle->tw__pprev = &t->tw__next;
+	t->tw__pprev = &st->idle;
+	st->idle = t;
+	t->tw__flags |= TW__UVT_IDLE;
 }
 
 static void unpark(struct tw_uv_timer *t)
 {
-	if (!(t->tw__flags & TW__UVT_PARKED))
+	if (!(t->tw__flags & TW__UVT_IDLE))
 		return;
-	(void)tw_del(parked_of(t), &t->tw__timer);
-	t->tw__flags &= ~(unsigned)TW__UVT_PARKED;
+	unlink_timer(t);
+	t->tw__flags &= ~(unsigned)TW__UVT_IDLE;
 }
 
 static uint64_t due_ms(const struct tw_uv_timer *t)
@@ -122,19 +130,15 @@ static int before(const struct tw_uv_timer *a, const struct tw_uv_timer *b)
 
 static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 {
-	struct layer_state *st = state_of(h);
-
-	*t->tw__pprev = t->tw__next;
-	if (t->tw__next)
-		t->tw__next->tw__pprev = t->tw__pprev;
-	else
-		st->ready_tail = t->tw__pprev;
+	if (!t->tw__next)
+		state_of(h)->ready_tail = t->tw__pprev;
+	unlink_timer(t);
 	t->tw__flags &= ~(unsigned)TW__UVT_READY;
 }
 
 /* The wheel runs this, in its advance; the timer is idle in it, inactive
  * from here as libuv's is once due. A walk finds it on the ready list;
- * it is parked only if its callback leaves it idle (run_ready()). */
+ * it goes on the idle list only if its callback leaves it idle (run_ready()). */
 static void fire(struct tw_timer *tt)
 {
 	struct tw_uv_timer *t = tw_container_of(tt, struct tw_uv_timer, tw__timer);
@@ -147,23 +151,10 @@ static void fire(struct tw_timer *tt)
 	t->tw__flags |= TW__UVT_READY;
 }
 
-/* Merge sort of a singly linked list by before(): no allocation, and a
- * tick's timers mostly arrive in order already. */
-static struct tw_uv_timer *sort(struct tw_uv_timer *list)
+static struct tw_uv_timer *merge(struct tw_uv_timer *a, struct tw_uv_timer *b)
 {
-	struct tw_uv_timer *a = list, *b, *slow = list, *fast = list->tw__next, *out = NULL;
-	struct tw_uv_timer **tail = &out;
+	struct tw_uv_timer *out = NULL, **tail = &out;
 
-	if (!fast)
-		return list;
-	while (fast && fast->tw__next) {
-		slow = slow->tw__next;
-		fast = fast->tw__next->tw__next;
-	}
-	b = slow->tw__next;
-	slow->tw__next = NULL;
-	a = sort(a);
-	b = sort(b);
 	while (a && b) {
 		struct tw_uv_timer **min = before(b, a) ? &b : &a;
 
@@ -173,6 +164,58 @@ static struct tw_uv_timer *sort(struct tw_uv_timer *list)
 	}
 	*tail = a ? a : b;
 	return out;
+}
+
+/* Cuts the run at the head of *@list off it, in order: an ascending run,
+ * or a strictly descending one reversed as it is taken. */
+static struct tw_uv_timer *take_run(struct tw_uv_timer **list)
+{
+	struct tw_uv_timer *t = *list, *next = t->tw__next, *rev = NULL;
+
+	if (next && before(next, t)) {
+		do {
+			next = t->tw__next;
+			t->tw__next = rev;
+			rev = t;
+			t = next;
+		} while (t && before(t, rev));
+		*list = t;
+		return rev;
+	}
+	for (rev = t; next && !before(next, t); next = t->tw__next)
+		t = next;
+	t->tw__next = NULL;
+	*list = next;
+	return rev;
+}
+
+/*
+ * A natural merge sort of a singly linked list by before(), stable and
+ * without allocation: the list's runs are merged as a binary counter
+ * counts (bins[i] holds 2^i runs, merged). The wheel hands a tick's
+ * timers over in the order of its lists, so a wake-up's ready list is a
+ * run or a few, ascending or descending: O(k) for k timers then, and
+ * O(k log k) at worst.
+ */
+static struct tw_uv_timer *sort(struct tw_uv_timer *list)
+{
+	struct tw_uv_timer *bins[64] = { NULL }, *run;
+	unsigned i, used = 0;
+
+	while (list) {
+		run = take_run(&list);
+		for (i = 0; bins[i]; i++) {
+			run = merge(bins[i], run);
+			bins[i] = NULL;
+		}
+		bins[i] = run;
+		if (i >= used)
+			used = i + 1;
+	}
+	for (run = NULL, i = 0; i < used; i++)
+		if (bins[i])
+			run = run ? merge(bins[i], run) : bins[i];
+	return run;
 }
 
 static int sorted(const struct tw_uv_timer *t)
@@ -192,10 +235,10 @@ static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
 }
 
-/* Armed on the backend's wheel or the weak one, not parked. */
+/* Armed on the backend's wheel or the weak one. */
 static int active(const struct tw_uv_timer *t)
 {
-	return tw_pending(&t->tw__timer) && !(t->tw__flags & TW__UVT_PARKED);
+	return tw_pending(&t->tw__timer);
 }
 
 /* Arm (or re-arm) for @when with a new start id; @ms is the timeout. A
@@ -208,18 +251,14 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 	struct tw_uv *h = t->tw__uv;
 	struct tw_wheel *w = wheel_of(t);
 	uint64_t when = deadline(now, ms);
-	unsigned parked = t->tw__flags & TW__UVT_PARKED;
 	int r;
 
 	if (ms == 0 && tw_now(w) < when)
 		when = tw_now(w);
-	unpark(t);
 	r = tw_mod(w, &t->tw__timer, when);
-	if (r < 0) {
-		if (parked)
-			park(t);
+	if (r < 0)
 		return r;
-	}
+	unpark(t);
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(h, t);
 	t->tw__start_id = state_of(h)->start_id++;
@@ -261,8 +300,8 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		st->running = t;
 		t->tw__cb.timer(t);
 		st->running = NULL;
-		/* Left idle: parked, for a walk. Only the loop's wheel's timers
-		 * are still the layer's memory here (park()). */
+		/* Left idle: on the idle list, for a walk. Only the loop's
+		 * wheel's timers are still the layer's memory here (park()). */
 		if (st->loop_wheel && !tw_pending(&t->tw__timer))
 			park(t);
 	}
@@ -340,12 +379,11 @@ static void loop_wheel_release(struct tw_uv *h)
 		;
 	*p = lw->next;
 	uv_mutex_unlock(&loops_lock);
-	tw_wheel_destroy(lw->parked);
 	tw_uv_close(h, loop_wheel_closed);
 }
 
-/* Both wheels are allocated before the backend registers its handles on
- * the loop: a failure leaves nothing there to close. */
+/* The weak wheel is allocated before the backend registers its handles
+ * on the loop: a failure leaves nothing there to close. */
 static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 {
 	struct loop_wheel *lw = calloc(1, sizeof(*lw));
@@ -353,14 +391,10 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 
 	*r = lw ? tw__uv_weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
 	if (*r == 0)
-		*r = tw__uv_weak_create(&lw->parked, 0, 0);
-	if (*r == 0)
 		*r = tw_uv_init(loop, &lw->uv, NULL, 0);
 	if (*r < 0) {
 		if (weak)
 			tw_wheel_destroy(weak);
-		if (lw && lw->parked)
-			tw_wheel_destroy(lw->parked);
 		free(lw);
 		return NULL;
 	}
@@ -626,20 +660,21 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 	uv_mutex_unlock(&loops_lock);
 	if (!lw)
 		return 0;
-	/* Every timer of the loop's wheel is on one of its three wheels, on
-	 * the ready list (fired, its callback to come) or, closing, on the
-	 * closing list until its callback: all collected first, as libuv's
-	 * walk takes its queue, so @fn may close any. */
+	/* Every timer of the loop's wheel is armed on one of its two wheels,
+	 * stopped on the idle list, on the ready list (fired, its callback to
+	 * come) or, closing, on the closing list until its callback: all
+	 * collected first, as libuv's walk takes its queue, so @fn may close
+	 * any. */
 	r = tw_walk(tw_uv_wheel(&lw->uv), walk_one, &wk);
 	if (r == 0)
 		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
-	if (r == 0)
-		r = tw_walk(lw->parked, walk_one, &wk);
+	for (t = lw->state.idle; t && r == 0; t = t->tw__next)
+		r = walk_collect(&wk, t);
 	for (t = lw->state.ready; t && r == 0; t = t->tw__next)
 		r = walk_collect(&wk, t);
 	/* ... or in its callback, idle until it returns. */
 	t = lw->state.running;
-	if (t && r == 0 && !tw_pending(&t->tw__timer) && !(t->tw__flags & (TW__UVT_PARKED | TW__UVT_CLOSING)))
+	if (t && r == 0 && !tw_pending(&t->tw__timer) && !(t->tw__flags & (TW__UVT_IDLE | TW__UVT_CLOSING)))
 		r = walk_collect(&wk, t);
 	for (t = lw->state.closing; t && r == 0; t = t->tw__next)
 		r = walk_collect(&wk, t);
