@@ -273,6 +273,21 @@ static void disarm(struct tw_uv_timer *t)
 		(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
+/* The ready list in libuv's order, its back links made again. */
+static void sort_ready(struct layer_state *st)
+{
+	struct tw_uv_timer *t;
+
+	if (sorted(st->ready))
+		return;
+	st->ready = sort(st->ready);
+	st->ready_tail = &st->ready;
+	for (t = st->ready; t; t = t->tw__next) {
+		t->tw__pprev = st->ready_tail;
+		st->ready_tail = &t->tw__next;
+	}
+}
+
 static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 {
 	struct layer_state *st = state_of(h);
@@ -281,14 +296,7 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 
 	if (st->ready == NULL)
 		return;
-	if (!sorted(st->ready)) {
-		st->ready = sort(st->ready);
-		st->ready_tail = &st->ready;
-		for (t = st->ready; t; t = t->tw__next) {
-			t->tw__pprev = st->ready_tail;
-			st->ready_tail = &t->tw__next;
-		}
-	}
+	sort_ready(st);
 	/* A callback may stop, restart, close or free any timer: each step
 	 * takes the head afresh, and a stopped one has left the list. */
 	while ((t = st->ready) != NULL && tw_uv_wheel(h) != NULL && ran++ < budget) {
