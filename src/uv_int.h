@@ -74,6 +74,13 @@ void tw__uv_closer_start(struct tw_uv *h);
  * until then: the layer has callbacks left that a budget put off. */
 void tw__uv_wake_soon(struct tw_uv *h);
 
+/* uv_timer_order.c: is the list (linked through tw__next) in libuv's
+ * order, by due ms, then start id? tw__uv_timer_sort() puts it so, stable
+ * and without allocation, in O(k) for a list of a few runs, ascending or
+ * descending, O(k log k) at worst; the back links are the caller's. */
+int tw__uv_timer_in_order(const struct tw_uv_timer *list);
+struct tw_uv_timer *tw__uv_timer_sort(struct tw_uv_timer *list);
+
 /* uv_timer.c: tw_uv_timer_close() with libuv's close callback, which is
  * given the timer as a uv_handle_t, for <timerwheel/uv_port.h>. */
 void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb);

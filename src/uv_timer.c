@@ -9,21 +9,19 @@
  * the wheel, never inside it:
  *
  * - Order. libuv runs the timers due in one turn by (due ms, start id).
- *   The wheel fires a tick's timers in no particular order, so the layer's
- *   callback only queues the timer (the ready list); once the advance is
- *   over, the backend calls the layer back, which sorts the list by that
- *   key and runs it, one timer at a time, as libuv's own ready queue is:
- *   a local filled, then drained. A wake budget is spent on that list.
+ *   The layer's callback only queues a fired timer (the ready list); after
+ *   the advance the backend calls the layer back, which puts the list in
+ *   that order (uv_timer_order.c) and runs it as libuv's own ready queue
+ *   is run. A wake budget is spent on that list.
  * - Close. A closed timer waits on the layer's closing list; the
  *   backend's closer (one uv_close() per loop turn) calls the layer back.
- * - The backend knows the layer only by what the layer registered with
- *   it: its callbacks and its state (struct layer_state).
  * - Liveness. An unreferenced timer lives on the backend's weak wheel,
  *   which shares its uv timer but never holds the loop; ref and unref move
  *   an armed timer across, keeping its deadline and its start id.
  * - The loop's wheel. tw_uv_timer_init() finds the backend of its loop in
  *   a process-wide list, or creates it, and the last timer's close lets it
- *   go: libuv keeps timers in the loop, which has no room for ours.
+ *   go: libuv keeps timers in the loop, which has no room for ours. Its
+ *   stopped timers wait on the idle list, for uv_walk().
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
 
@@ -115,19 +113,6 @@ static void unpark(struct tw_uv_timer *t)
 	t->tw__flags &= ~(unsigned)TW__UVT_IDLE;
 }
 
-static uint64_t due_ms(const struct tw_uv_timer *t)
-{
-	return tw__uv_ceil_ms(t->tw__timer.expires);
-}
-
-/* libuv's order: the earlier due millisecond, then the earlier start. */
-static int before(const struct tw_uv_timer *a, const struct tw_uv_timer *b)
-{
-	uint64_t da = due_ms(a), db = due_ms(b);
-
-	return da != db ? da < db : a->tw__start_id < b->tw__start_id;
-}
-
 static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 {
 	if (!t->tw__next)
@@ -151,81 +136,6 @@ static void fire(struct tw_timer *tt)
 	t->tw__flags |= TW__UVT_READY;
 }
 
-static struct tw_uv_timer *merge(struct tw_uv_timer *a, struct tw_uv_timer *b)
-{
-	struct tw_uv_timer *out = NULL, **tail = &out;
-
-	while (a && b) {
-		struct tw_uv_timer **min = before(b, a) ? &b : &a;
-
-		*tail = *min;
-		tail = &(*min)->tw__next;
-		*min = (*min)->tw__next;
-	}
-	*tail = a ? a : b;
-	return out;
-}
-
-/* Cuts the run at the head of *@list off it, in order: an ascending run,
- * or a strictly descending one reversed as it is taken. */
-static struct tw_uv_timer *take_run(struct tw_uv_timer **list)
-{
-	struct tw_uv_timer *t = *list, *next = t->tw__next, *rev = NULL;
-
-	if (next && before(next, t)) {
-		do {
-			next = t->tw__next;
-			t->tw__next = rev;
-			rev = t;
-			t = next;
-		} while (t && before(t, rev));
-		*list = t;
-		return rev;
-	}
-	for (rev = t; next && !before(next, t); next = t->tw__next)
-		t = next;
-	t->tw__next = NULL;
-	*list = next;
-	return rev;
-}
-
-/*
- * A natural merge sort of a singly linked list by before(), stable and
- * without allocation: the list's runs are merged as a binary counter
- * counts (bins[i] holds 2^i runs, merged). The wheel hands a tick's
- * timers over in the order of its lists, so a wake-up's ready list is a
- * run or a few, ascending or descending: O(k) for k timers then, and
- * O(k log k) at worst.
- */
-static struct tw_uv_timer *sort(struct tw_uv_timer *list)
-{
-	struct tw_uv_timer *bins[64] = { NULL }, *run;
-	unsigned i, used = 0;
-
-	while (list) {
-		run = take_run(&list);
-		for (i = 0; bins[i]; i++) {
-			run = merge(bins[i], run);
-			bins[i] = NULL;
-		}
-		bins[i] = run;
-		if (i >= used)
-			used = i + 1;
-	}
-	for (run = NULL, i = 0; i < used; i++)
-		if (bins[i])
-			run = run ? merge(bins[i], run) : bins[i];
-	return run;
-}
-
-static int sorted(const struct tw_uv_timer *t)
-{
-	for (; t->tw__next; t = t->tw__next)
-		if (before(t->tw__next, t))
-			return 0;
-	return 1;
-}
-
 /* The wheel a started timer lives on: the backend's, or the weak one.
  * NULL once the backend was closed. */
 static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
@@ -233,12 +143,6 @@ static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 	struct tw_wheel *w = tw_uv_wheel(t->tw__uv);
 
 	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
-}
-
-/* Armed on the backend's wheel or the weak one. */
-static int active(const struct tw_uv_timer *t)
-{
-	return tw_pending(&t->tw__timer);
 }
 
 /* Arm (or re-arm) for @when with a new start id; @ms is the timeout. A
@@ -269,7 +173,7 @@ static void disarm(struct tw_uv_timer *t)
 {
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(t->tw__uv, t);
-	if (active(t))
+	if (tw_pending(&t->tw__timer))
 		(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
@@ -278,9 +182,9 @@ static void sort_ready(struct layer_state *st)
 {
 	struct tw_uv_timer *t;
 
-	if (sorted(st->ready))
+	if (tw__uv_timer_in_order(st->ready))
 		return;
-	st->ready = sort(st->ready);
+	st->ready = tw__uv_timer_sort(st->ready);
 	st->ready_tail = &st->ready;
 	for (t = st->ready; t; t = t->tw__next) {
 		t->tw__pprev = st->ready_tail;
@@ -530,7 +434,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 {
 	uint64_t now, left;
 
-	if (!t || !active(t))
+	if (!t || !tw_pending(&t->tw__timer))
 		return 0;
 	now = tw_uv_now();
 	if (t->tw__timer.expires <= now)
@@ -541,7 +445,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 
 int tw_uv_timer_is_active(const struct tw_uv_timer *t)
 {
-	return t && active(t);
+	return t && tw_pending(&t->tw__timer);
 }
 
 /* An armed timer moves to the other wheel with its deadline and start id:
@@ -553,7 +457,7 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 
 	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
-	armed = active(t) && tw_del(wheel_of(t), &t->tw__timer) == 1;
+	armed = tw_del(wheel_of(t), &t->tw__timer) == 1;
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libuv's order of the timers due in one wake-up, for the uv_timer_t
+ * layer (uv_timer.c): by due millisecond, then by start. The wheel hands a
+ * wake-up's timers over in tick order, and within a tick in the order of
+ * its lists, which is not the start order; the layer puts its ready list
+ * in order here before it runs it.
+ */
+#define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
+
+#include "uv_int.h"
+
+static uint64_t due_ms(const struct tw_uv_timer *t)
+{
+	return tw__uv_ceil_ms(t->tw__timer.expires);
+}
+
+/* libuv's order: the earlier due millisecond, then the earlier start. */
+static int before(const struct tw_uv_timer *a, const struct tw_uv_timer *b)
+{
+	uint64_t da = due_ms(a), db = due_ms(b);
+
+	return da != db ? da < db : a->tw__start_id < b->tw__start_id;
+}
+
+static struct tw_uv_timer *merge(struct tw_uv_timer *a, struct tw_uv_timer *b)
+{
+	struct tw_uv_timer *out = NULL, **tail = &out;
+
+	while (a && b) {
+		struct tw_uv_timer **min = before(b, a) ? &b : &a;
+
+		*tail = *min;
+		tail = &(*min)->tw__next;
+		*min = (*min)->tw__next;
+	}
+	*tail = a ? a : b;
+	return out;
+}
+
+/* Cuts the run at the head of *@list off it, in order: an ascending run,
+ * or a strictly descending one reversed as it is taken. */
+static struct tw_uv_timer *take_run(struct tw_uv_timer **list)
+{
+	struct tw_uv_timer *t = *list, *next = t->tw__next, *rev = NULL;
+
+	if (next && before(next, t)) {
+		do {
+			next = t->tw__next;
+			t->tw__next = rev;
+			rev = t;
+			t = next;
+		} while (t && before(t, rev));
+		*list = t;
+		return rev;
+	}
+	for (rev = t; next && !before(next, t); next = t->tw__next)
+		t = next;
+	t->tw__next = NULL;
+	*list = next;
+	return rev;
+}
+
+/*
+ * A natural merge sort of a singly linked list by before(), stable and
+ * without allocation: the list's runs are merged as a binary counter
+ * counts (bins[i] holds 2^i runs, merged). The wheel hands a tick's
+ * timers over in the order of its lists, so a wake-up's ready list is a
+ * run or a few, ascending or descending: O(k) for k timers then, and
+ * O(k log k) at worst.
+ */
+struct tw_uv_timer *tw__uv_timer_sort(struct tw_uv_timer *list)
+{
+	struct tw_uv_timer *bins[64] = { NULL }, *run;
+	unsigned i, used = 0;
+
+	while (list) {
+		run = take_run(&list);
+		for (i = 0; bins[i]; i++) {
+			run = merge(bins[i], run);
+			bins[i] = NULL;
+		}
+		bins[i] = run;
+		if (i >= used)
+			used = i + 1;
+	}
+	for (run = NULL, i = 0; i < used; i++)
+		if (bins[i])
+			run = run ? merge(bins[i], run) : bins[i];
+	return run;
+}
+
+int tw__uv_timer_in_order(const struct tw_uv_timer *t)
+{
+	for (; t->tw__next; t = t->tw__next)
+		if (before(t->tw__next, t))
+			return 0;
+	return 1;
+}
