@@ -8,7 +8,7 @@
 // __atomic builtins, MSVC's _Interlocked intrinsics and ISO volatile
 // accesses with barriers, else C++20's std::atomic_ref. Callers spell no
 // builtin, attribute or inline assembly themselves, so that MSVC compiles
-// them.
+// them: tests/compiler/builtins.py keeps it so.
 //
 // MSVC itself cannot run where the project is tested. Its branches are
 // taken by clang when a test defines TW_FORCE_MSVC_INTRINSICS (clang has
