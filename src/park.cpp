@@ -19,6 +19,8 @@
 #include <unistd.h>
 #endif
 
+#include "compiler.hpp"
+
 namespace tw {
 
 namespace {
@@ -62,7 +64,7 @@ bool park_wait_portable(const uint32_t *word, uint32_t expected, uint64_t deadli
 	int ms = tw_timeout_ms(now, deadline); // -1 for UINT64_MAX, at most INT_MAX
 	DWORD wait = ms < 0 ? INFINITE : static_cast<DWORD>(ms);
 	AcquireSRWLockExclusive(&b.lock);
-	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == expected)
+	if (atomic_load<mo::acquire>(word) == expected)
 		SleepConditionVariableSRW(&b.cond, &b.lock, wait, 0);
 	ReleaseSRWLockExclusive(&b.lock);
 #else
@@ -75,7 +77,7 @@ bool park_wait_portable(const uint32_t *word, uint32_t expected, uint64_t deadli
 	timespec until;
 	tw_ns_to_timespec(&until, tw_deadline(real_now, deadline - now));
 	pthread_mutex_lock(&b.lock);
-	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == expected) {
+	if (atomic_load<mo::acquire>(word) == expected) {
 		if (deadline == UINT64_MAX)
 			pthread_cond_wait(&b.cond, &b.lock);
 		else

@@ -17,7 +17,7 @@ namespace tw {
 // is writing it.
 inline uint32_t request_queue::claim(tw_request *r, bool *queued)
 {
-	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
+	uint32_t s = atomic_load<mo::relaxed>(&r->tw__state);
 	uint32_t to;
 	do {
 		uint32_t phase = req::phase(s);
@@ -25,7 +25,7 @@ inline uint32_t request_queue::claim(tw_request *r, bool *queued)
 			return 0;
 		*queued = phase == req::phase_queued;
 		to = req::with(s + req::gen_one, *queued ? req::phase_rewriting : req::phase_writing, req::op(s));
-	} while (!__atomic_compare_exchange_n(&r->tw__state, &s, to, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	} while (!atomic_cas_weak<mo::acquire, mo::relaxed>(&r->tw__state, &s, to));
 	return to;
 }
 
@@ -35,12 +35,12 @@ inline uint32_t request_queue::claim(tw_request *r, bool *queued)
 // reads the link that push() writes (2).
 inline bool request_queue::publish(tw_request *r, request_op op)
 {
-	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED);
+	uint32_t s = atomic_load<mo::relaxed>(&r->tw__state);
 	bool push;
 	do
 		push = req::phase(s) == req::phase_writing;
-	while (!__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_queued, op), true,
-					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	while (!atomic_cas_weak<mo::acq_rel, mo::relaxed>(&r->tw__state, &s,
+							  req::with(s, req::phase_queued, op)));
 	return push;
 }
 
@@ -48,12 +48,12 @@ inline bool request_queue::publish(tw_request *r, request_op op)
 // complete (CLOSING, whose acquire this is).
 inline bool request_queue::push(tw_request *r)
 {
-	tw_request *head = __atomic_load_n(&head_, __ATOMIC_ACQUIRE);
+	tw_request *head = atomic_load<mo::acquire>(&head_);
 	do {
 		if (head == closed())
 			return false;
 		r->tw__next = head;
-	} while (!__atomic_compare_exchange_n(&head_, &head, r, true, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE));
+	} while (!atomic_cas_weak<mo::seq_cst, mo::acquire>(&head_, &head, r));
 	return true;
 }
 
@@ -68,25 +68,25 @@ inline void request_queue::shut(tw_request *r)
 
 int request_queue::post(tw_wheel *w, tw_request *r, const request_payload &p)
 {
-	if (__atomic_load_n(&refusing_, __ATOMIC_ACQUIRE))
+	if (atomic_load<mo::acquire>(&refusing_))
 		return -TW_ESHUTDOWN;
 	bool replaced;
 	if (!claim(r, &replaced))
 		return -EBUSY;
-	__atomic_store_n(&r->tw__timer, p.timer, __ATOMIC_RELEASE); // (1)
-	__atomic_store_n(&r->tw__expires, p.expires, __ATOMIC_RELEASE);
-	__atomic_store_n(&r->tw__slack, p.slack, __ATOMIC_RELEASE);
+	atomic_store<mo::release>(&r->tw__timer, p.timer); // (1)
+	atomic_store<mo::release>(&r->tw__expires, p.expires);
+	atomic_store<mo::release>(&r->tw__slack, p.slack);
 	if (publish(r, p.op) && !push(r))
 		shut(r);
 	// A cancel never makes the owner look earlier.
-	else if (p.op != request_op::del && p.expires < __atomic_load_n(&horizon_, __ATOMIC_SEQ_CST))
+	else if (p.op != request_op::del && p.expires < atomic_load<mo::seq_cst>(&horizon_))
 		wake(w);
 	return replaced ? 1 : 0;
 }
 
 bool request_queue::publish_horizon(uint64_t when)
 {
-	__atomic_store_n(&horizon_, when, __ATOMIC_SEQ_CST);
+	atomic_store<mo::seq_cst>(&horizon_, when);
 	return pending();
 }
 
@@ -96,7 +96,7 @@ bool request_queue::publish_horizon(uint64_t when)
 // finds the queue closed, sees all the owner did before it.
 inline tw_request *request_queue::take_all(tw_request *rest)
 {
-	tw_request *stack = __atomic_exchange_n(&head_, rest, __ATOMIC_ACQ_REL);
+	tw_request *stack = atomic_exchange<mo::acq_rel>(&head_, rest);
 	if (!is_stack(stack))
 		return nullptr;
 	tw_request *fifo = nullptr;
@@ -113,20 +113,20 @@ inline tw_request *request_queue::take_all(tw_request *rest)
 // poster is rewriting it, which is then the poster's to push again.
 inline bool request_queue::take(tw_request *r, request_payload *p, uint32_t *gen)
 {
-	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_ACQUIRE);
+	uint32_t s = atomic_load<mo::acquire>(&r->tw__state);
 	for (;;) {
 		if (req::phase(s) == req::phase_rewriting) {
-			if (__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_writing, req::op(s)),
-							false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			if (atomic_cas_strong<mo::release, mo::acquire>(&r->tw__state, &s,
+									req::with(s, req::phase_writing, req::op(s))))
 				return false;
 			continue;
 		}
 		p->op = req::op(s);
-		p->timer = __atomic_load_n(&r->tw__timer, __ATOMIC_ACQUIRE); // (1)
-		p->expires = __atomic_load_n(&r->tw__expires, __ATOMIC_ACQUIRE);
-		p->slack = __atomic_load_n(&r->tw__slack, __ATOMIC_ACQUIRE);
-		if (__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_applying, p->op), false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		p->timer = atomic_load<mo::acquire>(&r->tw__timer); // (1)
+		p->expires = atomic_load<mo::acquire>(&r->tw__expires);
+		p->slack = atomic_load<mo::acquire>(&r->tw__slack);
+		if (atomic_cas_strong<mo::acq_rel, mo::acquire>(&r->tw__state, &s,
+								req::with(s, req::phase_applying, p->op))) {
 			*gen = s & req::gen_mask;
 			return true;
 		}
@@ -137,13 +137,13 @@ inline bool request_queue::take(tw_request *r, request_payload *p, uint32_t *gen
 // post is ever reported. Threads parked on it are woken.
 inline void request_queue::complete(tw_request *r, uint32_t gen, int result)
 {
-	__atomic_store_n(&r->tw__result, result, __ATOMIC_RELAXED);
-	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_RELAXED), to;
+	atomic_store<mo::relaxed>(&r->tw__result, result);
+	uint32_t s = atomic_load<mo::relaxed>(&r->tw__state), to;
 	do {
 		if ((s & req::gen_mask) != gen || req::phase(s) != req::phase_applying)
 			return;
 		to = req::with(s, req::phase_done, req::op(s)) & ~req::waiter;
-	} while (!__atomic_compare_exchange_n(&r->tw__state, &s, to, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)); // (3)
+	} while (!atomic_cas_weak<mo::release, mo::relaxed>(&r->tw__state, &s, to)); // (3)
 	if (s & req::waiter)
 		park_wake(&r->tw__state);
 }
@@ -178,21 +178,21 @@ int request_queue::drain(tw_wheel *w, int (*apply)(tw_wheel *w, const request_pa
 // Here the CAS is the owner's last touch of the request (CLOSING).
 inline bool request_queue::shut_taken(tw_request *r)
 {
-	uint32_t s = __atomic_load_n(&r->tw__state, __ATOMIC_ACQUIRE);
+	uint32_t s = atomic_load<mo::acquire>(&r->tw__state);
 	for (;;) {
 		TW_ASSERT(req::phase(s) == req::phase_queued || req::phase(s) == req::phase_rewriting, "queued");
 		if (req::phase(s) == req::phase_rewriting) {
-			if (__atomic_compare_exchange_n(&r->tw__state, &s, req::with(s, req::phase_writing, req::op(s)),
-							false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			if (atomic_cas_strong<mo::release, mo::acquire>(&r->tw__state, &s,
+									req::with(s, req::phase_writing, req::op(s))))
 				return false;
 			continue;
 		}
 		// Queued: not done, so its caller still holds it and may not free
 		// it; a failed CAS leaves a result that the next completion
 		// overwrites.
-		__atomic_store_n(&r->tw__result, -TW_ESHUTDOWN, __ATOMIC_RELAXED);
+		atomic_store<mo::relaxed>(&r->tw__result, -TW_ESHUTDOWN);
 		uint32_t to = req::with(s, req::phase_done, req::op(s)) & ~req::waiter;
-		if (__atomic_compare_exchange_n(&r->tw__state, &s, to, false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) { // (3)
+		if (atomic_cas_strong<mo::release, mo::acquire>(&r->tw__state, &s, to)) { // (3)
 			if (s & req::waiter)
 				park_wake(&r->tw__state);
 			return true;

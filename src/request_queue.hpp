@@ -101,6 +101,7 @@
 
 #include <stdint.h>
 
+#include "compiler.hpp"
 #include "timerwheel.h"
 
 namespace tw {
@@ -174,24 +175,24 @@ public:
 
 	// Requests are queued (seq_cst: see publish_horizon()). A closed
 	// queue holds none.
-	bool pending() const { return is_stack(__atomic_load_n(&head_, __ATOMIC_SEQ_CST)); }
+	bool pending() const { return is_stack(atomic_load<mo::seq_cst>(&head_)); }
 
 	// From now on posts fail with -ESHUTDOWN; close() completes those
 	// that got past the test.
-	void refuse() { __atomic_store_n(&refusing_, 1u, __ATOMIC_RELEASE); }
+	void refuse() { atomic_store<mo::release>(&refusing_, 1u); }
 
 	// The owner, before others post.
 	void set_wake(tw_wake_fn fn, void *arg)
 	{
-		__atomic_store_n(&wake_arg_, fn ? arg : nullptr, __ATOMIC_RELAXED);
-		__atomic_store_n(&wake_, fn, __ATOMIC_RELEASE);
+		atomic_store<mo::relaxed>(&wake_arg_, fn ? arg : nullptr);
+		atomic_store<mo::release>(&wake_, fn);
 	}
-	bool has_wake() const { return __atomic_load_n(&wake_, __ATOMIC_RELAXED) != nullptr; }
+	bool has_wake() const { return atomic_load<mo::relaxed>(&wake_) != nullptr; }
 	void wake(tw_wheel *w) const
 	{
-		tw_wake_fn fn = __atomic_load_n(&wake_, __ATOMIC_ACQUIRE);
+		tw_wake_fn fn = atomic_load<mo::acquire>(&wake_);
 		if (fn)
-			fn(w, __atomic_load_n(&wake_arg_, __ATOMIC_RELAXED));
+			fn(w, atomic_load<mo::relaxed>(&wake_arg_));
 	}
 
 private:

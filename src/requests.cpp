@@ -9,6 +9,7 @@
 // A poster that waits for its request sleeps on it (park.hpp).
 #include <errno.h>
 
+#include "compiler.hpp"
 #include "park.hpp"
 #include "wheel.hpp"
 
@@ -31,12 +32,12 @@ bool tw_wheel::publish_horizon(uint64_t when)
 
 namespace {
 
-uint32_t state_of(const tw_request *req) { return __atomic_load_n(&req->tw__state, __ATOMIC_ACQUIRE); }
+uint32_t state_of(const tw_request *req) { return tw::atomic_load<tw::mo::acquire>(&req->tw__state); }
 
 bool is_done(uint32_t s) { return tw::req::phase(s) == tw::req::phase_done; }
 
 // Once the state was seen done (3).
-int result_of(const tw_request *req) { return __atomic_load_n(&req->tw__result, __ATOMIC_RELAXED); }
+int result_of(const tw_request *req) { return tw::atomic_load<tw::mo::relaxed>(&req->tw__result); }
 
 // Ask the waiters' flag of a request, so that its completion wakes us;
 // false if the state moved meanwhile (look again).
@@ -45,7 +46,7 @@ bool mark_waiter(tw_request *req, uint32_t *s)
 	if (*s & tw::req::waiter)
 		return true;
 	uint32_t to = *s | tw::req::waiter;
-	if (!__atomic_compare_exchange_n(&req->tw__state, s, to, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+	if (!tw::atomic_cas_strong<tw::mo::acquire, tw::mo::acquire>(&req->tw__state, s, to))
 		return false;
 	*s = to;
 	return true;

@@ -7,16 +7,18 @@
 #ifndef TW_SPIN_HPP
 #define TW_SPIN_HPP
 
+#include "compiler.hpp"
+
 namespace tw {
 
 class spin_guard {
 public:
 	explicit spin_guard(bool &locked) : locked_(locked)
 	{
-		while (__atomic_test_and_set(&locked_, __ATOMIC_ACQUIRE))
+		while (atomic_test_and_set<mo::acquire>(&locked_))
 			;
 	}
-	~spin_guard() { __atomic_clear(&locked_, __ATOMIC_RELEASE); }
+	~spin_guard() { atomic_clear<mo::release>(&locked_); }
 	spin_guard(const spin_guard &) = delete;
 	spin_guard &operator=(const spin_guard &) = delete;
 

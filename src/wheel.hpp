@@ -290,7 +290,7 @@ struct tw_wheel : tw::wheel_clock,
 		  tw::geometry,
 		  tw::lateness_histogram {
 	// Requests from other threads (request_queue.hpp): the only fields
-	// that posting threads touch, and only through __atomic builtins. A
+	// that posting threads touch, and only through compiler.hpp's atomics. A
 	// cache line of padding on each side keeps them off the lines the
 	// owner's tw_add() and tw_mod() work on, so that a poster's push does
 	// not take those lines away from the owner (calloc() gives no 64-byte

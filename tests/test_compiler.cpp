@@ -4,12 +4,16 @@
 // versions and against plain loops, on the edges and on random numbers:
 // the portable versions are what 32-bit and non-GNU targets run, so they
 // are checked on every target, builtins or not. mulhi64() and div128by64()
-// also check each other: (a * b) / a is b with no remainder.
+// also check each other: (a * b) / a is b with no remainder. The atomics
+// are checked for what one thread sees of them, on every type the core
+// gives them: tests/compiler/msvc runs this with MSVC's intrinsics and
+// with std::atomic_ref, which no build here compiles otherwise.
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "../src/compiler.hpp"
 #include "rand.h"
+#include "timerwheel.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1du;
 
@@ -79,8 +83,69 @@ static void check_mul(uint64_t a, uint64_t b)
 	      "%#" PRIx64 " * %#" PRIx64 " + %#" PRIx64, a, b, c);
 }
 
+// One thread's view of every atomic wrapper on an object of type T, with
+// the values a and b (different): what each returns and leaves behind.
+template <class T> static void check_atomics(const char *type, T a, T b)
+{
+	using tw::mo;
+	T x = a;
+	CHECK(tw::atomic_load<mo::relaxed>(&x) == a, "%s load", type);
+	CHECK(tw::atomic_load<mo::acquire>(&x) == a, "%s load", type);
+	CHECK(tw::atomic_load<mo::seq_cst>(&x) == a, "%s load", type);
+	tw::atomic_store<mo::relaxed>(&x, b);
+	CHECK(x == b, "%s store", type);
+	tw::atomic_store<mo::release>(&x, a);
+	CHECK(x == a, "%s store", type);
+	tw::atomic_store<mo::seq_cst>(&x, b);
+	CHECK(x == b, "%s store", type);
+	CHECK(tw::atomic_exchange<mo::acq_rel>(&x, a) == b && x == a, "%s exchange", type);
+
+	T expected = b; // x is a: fails, and says what it found
+	bool swapped = tw::atomic_cas_strong<mo::acq_rel, mo::acquire>(&x, &expected, b);
+	CHECK(!swapped && expected == a && x == a, "%s failed strong CAS", type);
+	expected = b;
+	swapped = tw::atomic_cas_weak<mo::seq_cst, mo::acquire>(&x, &expected, b);
+	CHECK(!swapped && expected == a && x == a, "%s failed weak CAS", type);
+	expected = a;
+	swapped = tw::atomic_cas_strong<mo::release, mo::acquire>(&x, &expected, b);
+	CHECK(swapped && expected == a && x == b, "%s strong CAS", type);
+	// A weak CAS may fail spuriously, never twice in a row in practice.
+	swapped = false;
+	for (int i = 0; i < 100 && !swapped; i++) {
+		expected = b;
+		swapped = tw::atomic_cas_weak<mo::acquire, mo::relaxed>(&x, &expected, a);
+		CHECK(swapped || (expected == b && x == b), "%s weak CAS", type);
+	}
+	CHECK(swapped && x == a, "%s weak CAS", type);
+}
+
+static void wake_a(tw_wheel *, void *) {}
+static void wake_b(tw_wheel *, void *) {}
+
+static void check_atomics()
+{
+	check_atomics<uint32_t>("uint32_t", 0, 0xffffffffu); // the top bit through MSVC's signed long
+	check_atomics<uint32_t>("uint32_t", 0x80000000u, 0x7fffffffu);
+	check_atomics<int32_t>("int32_t", -4042, INT32_MIN);
+	check_atomics<uint64_t>("uint64_t", UINT64_MAX, 0x100000000u);
+	check_atomics<uint64_t>("uint64_t", 0, uint64_t{1} << 63);
+	check_atomics<bool>("bool", false, true);
+	tw_request r[2];
+	check_atomics<tw_request *>("tw_request *", nullptr, &r[1]);
+	check_atomics<void *>("void *", &r[0], nullptr);
+	check_atomics<tw_wake_fn>("tw_wake_fn", wake_a, wake_b);
+
+	bool flag = false;
+	CHECK(!tw::atomic_test_and_set<tw::mo::acquire>(&flag) && flag, "test and set");
+	CHECK(tw::atomic_test_and_set<tw::mo::acquire>(&flag) && flag, "test and set");
+	tw::atomic_clear<tw::mo::release>(&flag);
+	CHECK(!flag, "clear");
+}
+
 int main()
 {
+	check_atomics();
+
 	const uint64_t edges[] = { 0, 1, 2, 3, 0xffffffffu, 0x100000000u, 0x100000001u, UINT64_MAX / 2,
 				   UINT64_MAX / 2 + 1, UINT64_MAX - 1, UINT64_MAX };
 	for (uint64_t a : edges) {
@@ -97,6 +162,13 @@ int main()
 		check_set_bit(a);
 		check_mul(a, b);
 	}
-	printf("%llu checks, %llu wrong\n", checked, wrong);
+#if defined(TW_MSVC)
+	const char *branch = "MSVC's intrinsics";
+#elif defined(TW_GNU)
+	const char *branch = "GCC's builtins";
+#else
+	const char *branch = "the standard fallbacks";
+#endif
+	printf("%s: %llu checks, %llu wrong\n", branch, checked, wrong);
 	return wrong ? 1 : 0;
 }
