@@ -2,16 +2,21 @@
 //
 // cpp_calls: the same operations through the C calls and through
 // <timerwheel.hpp>, for tests/bench/cpp-profile to count the instructions
-// of each under callgrind (exact, whatever the load). One function per
-// operation and API, each over all N timers, on its own wheel with the same
-// deadlines: arm, re-arm later, cancel, then arm again and expire all by
-// advancing from next expiry to next expiry, as a loop does.
+// of each under callgrind (exact, whatever the load), or timed. One
+// function per operation and API, each over all N timers, on its own wheel
+// with the same deadlines: arm, re-arm later, cancel, then arm again and
+// expire all by advancing from next expiry to next expiry, as a loop does.
 //
-//   cpp_calls [N ...]      (default: 1000 1000000)
+//   cpp_calls [N ...]              (default: 1000 1000000) one round each
+//   cpp_calls -t ROUNDS [N ...]    ROUNDS rounds each, timed: the median
+//                                  ns per operation of each API, the C and
+//                                  the C++ side taking turns to go first
 #include <timerwheel.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -105,13 +110,105 @@ __attribute__((noinline)) void cpp_expire(tws::wheel &w)
 }
 }
 
+namespace {
+
+// ns per operation of one call over N timers.
+struct timing {
+	std::vector<double> v[2][4]; // [C, C++][arm, rearm, cancel, expire]
+};
+
+double ns_since(const struct timespec &t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+}
+
+// One round of both APIs over n timers; timed into *tm when given, the C++
+// side first when cpp_first. False if a timer did not fire exactly once.
+bool round_of(std::uint32_t n, timing *tm, bool cpp_first)
+{
+	auto c = std::make_unique<ctimer[]>(n);
+	auto x = std::make_unique<cxxtimer[]>(n);
+	cts = c.get();
+	xts = x.get();
+	for (std::uint32_t i = 0; i < n; i++)
+		tw_timer_init(&cts[i].t, c_fire);
+	tw_wheel *cw;
+	if (tw_wheel_create(&cw, nullptr, now0) != 0)
+		return false;
+	tws::wheel xw(tws::to_time_point(now0));
+	if (!xw)
+		return false;
+	double per[4] = {2.0 * n, 1.0 * n, 1.0 * n, 1.0 * n}; // the first arm and the second count together
+	double sum[2][4] = {};
+	for (int step = 0; step < 5; step++)
+		for (int k = 0; k < 2; k++) {
+			bool cpp = (k == 1) != cpp_first;
+			struct timespec t0;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			switch (step) {
+			case 0:
+			case 3:
+				cpp ? cpp_arm(xw, n) : c_arm(cw, n);
+				break;
+			case 1:
+				cpp ? cpp_rearm(xw, n) : c_rearm(cw, n);
+				break;
+			case 2:
+				cpp ? cpp_cancel(n) : c_cancel(cw, n);
+				break;
+			case 4:
+				cpp ? cpp_expire(xw) : c_expire(cw);
+				break;
+			}
+			sum[cpp][step == 3 ? 0 : step == 4 ? 3 : step] += ns_since(t0);
+		}
+	if (tm)
+		for (int a = 0; a < 2; a++)
+			for (int o = 0; o < 4; o++)
+				tm->v[a][o].push_back(sum[a][o] / per[o]);
+	std::uint64_t cf = 0, xf = 0;
+	for (std::uint32_t i = 0; i < n; i++) {
+		cf += cts[i].fired;
+		xf += xts[i].fired;
+	}
+	tw_wheel_destroy(cw);
+	if (cf != n || xf != n) {
+		std::fprintf(stderr, "cpp_calls: %llu and %llu fired, not %u\n", (unsigned long long)cf,
+			     (unsigned long long)xf, n);
+		return false;
+	}
+	return true;
+}
+
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+
+} // namespace
+
 int main(int argc, char **argv)
 {
+	int first = 1;
+	unsigned rounds = 0;
+	if (argc > 2 && std::strcmp(argv[1], "-t") == 0) {
+		rounds = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
+		first = 3;
+		if (!rounds) {
+			std::fprintf(stderr, "cpp_calls: -t needs a number of rounds\n");
+			return 2;
+		}
+	}
 	std::vector<std::uint32_t> ns;
-	for (int i = 1; i < argc; i++)
+	for (int i = first; i < argc; i++)
 		ns.push_back(static_cast<std::uint32_t>(std::strtoul(argv[i], nullptr, 10)));
 	if (ns.empty())
 		ns = {1000, 1000000};
+	if (rounds)
+		std::printf("%-8s %-8s %9s %9s %8s\n", "N", "op", "C ns", "C++ ns", "C++/C");
 	for (std::uint32_t n : ns) {
 		due.resize(n);
 		due_tp.resize(n);
@@ -121,42 +218,21 @@ int main(int argc, char **argv)
 			due_tp[i] = tws::to_time_point(due[i]);
 			later_tp[i] = tws::to_time_point(due[i] + span);
 		}
-		auto c = std::make_unique<ctimer[]>(n);
-		auto x = std::make_unique<cxxtimer[]>(n);
-		cts = c.get();
-		xts = x.get();
-		for (std::uint32_t i = 0; i < n; i++)
-			tw_timer_init(&cts[i].t, c_fire);
-		tw_wheel *cw;
-		if (tw_wheel_create(&cw, nullptr, now0) != 0)
-			return 1;
-		tws::wheel xw(tws::to_time_point(now0));
-		if (!xw)
-			return 1;
-
-		c_arm(cw, n);
-		cpp_arm(xw, n);
-		c_rearm(cw, n);
-		cpp_rearm(xw, n);
-		c_cancel(cw, n);
-		cpp_cancel(n);
-		c_arm(cw, n);
-		cpp_arm(xw, n);
-		c_expire(cw);
-		cpp_expire(xw);
-
-		std::uint64_t cf = 0, xf = 0;
-		for (std::uint32_t i = 0; i < n; i++) {
-			cf += cts[i].fired;
-			xf += xts[i].fired;
+		if (!rounds) {
+			if (!round_of(n, nullptr, false))
+				return 1;
+			std::printf("cpp_calls: %u timers, each armed twice, re-armed, cancelled and fired once per API\n", n);
+			continue;
 		}
-		tw_wheel_destroy(cw);
-		if (cf != n || xf != n) {
-			std::fprintf(stderr, "cpp_calls: %llu and %llu fired, not %u\n", (unsigned long long)cf,
-				     (unsigned long long)xf, n);
-			return 1;
+		timing tm;
+		for (unsigned r = 0; r < rounds; r++)
+			if (!round_of(n, &tm, r % 2))
+				return 1;
+		const char *op[4] = {"arm", "rearm", "cancel", "expire"};
+		for (int o = 0; o < 4; o++) {
+			double c = median(tm.v[0][o]), x = median(tm.v[1][o]);
+			std::printf("%-8u %-8s %9.1f %9.1f %8.3f\n", n, op[o], c, x, x / c);
 		}
-		std::printf("cpp_calls: %u timers, each armed twice, re-armed, cancelled and fired once per API\n", n);
 	}
 	return 0;
 }
