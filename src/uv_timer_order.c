@@ -15,12 +15,21 @@ static uint64_t due_ms(const struct tw_uv_timer *t)
 	return tw__uv_ceil_ms(t->tw__timer.expires);
 }
 
-/* libuv's order: the earlier due millisecond, then the earlier start. */
+/*
+ * libuv's order: the earlier due millisecond, then the earlier start. The
+ * due millisecond only follows the expiry, never reverses it: where the
+ * expiries and the starts agree, so does the order, without a division.
+ */
 static int before(const struct tw_uv_timer *a, const struct tw_uv_timer *b)
 {
-	uint64_t da = due_ms(a), db = due_ms(b);
+	uint64_t da, db;
+	int earlier_start = a->tw__start_id < b->tw__start_id;
 
-	return da != db ? da < db : a->tw__start_id < b->tw__start_id;
+	if (earlier_start ? a->tw__timer.expires <= b->tw__timer.expires : a->tw__timer.expires >= b->tw__timer.expires)
+		return earlier_start;
+	da = due_ms(a);
+	db = due_ms(b);
+	return da != db ? da < db : earlier_start;
 }
 
 static struct tw_uv_timer *merge(struct tw_uv_timer *a, struct tw_uv_timer *b)
@@ -38,13 +47,15 @@ static struct tw_uv_timer *merge(struct tw_uv_timer *a, struct tw_uv_timer *b)
 	return out;
 }
 
-/* Cuts the run at the head of *@list off it, in order: an ascending run,
- * or a strictly descending one reversed as it is taken. */
-static struct tw_uv_timer *take_run(struct tw_uv_timer **list)
+/* Cuts the run at the head of *@list off it, in order, and gives its last
+ * timer in *@last: an ascending run, or a strictly descending one
+ * reversed as it is taken. */
+static struct tw_uv_timer *take_run(struct tw_uv_timer **list, struct tw_uv_timer **last)
 {
 	struct tw_uv_timer *t = *list, *next = t->tw__next, *rev = NULL;
 
 	if (next && before(next, t)) {
+		*last = t;
 		do {
 			next = t->tw__next;
 			t->tw__next = rev;
@@ -58,35 +69,45 @@ static struct tw_uv_timer *take_run(struct tw_uv_timer **list)
 		t = next;
 	t->tw__next = NULL;
 	*list = next;
+	*last = t;
 	return rev;
 }
 
 /*
  * A natural merge sort of a singly linked list by before(), stable and
- * without allocation: the list's runs are merged as a binary counter
- * counts (bins[i] holds 2^i runs, merged). The wheel hands a tick's
- * timers over in the order of its lists, so a wake-up's ready list is a
- * run or a few, ascending or descending: O(k) for k timers then, and
- * O(k log k) at worst.
+ * without allocation. Runs that follow one another in order are joined
+ * as they come; the others are merged as a binary counter counts (bins[i]
+ * holds 2^i runs, merged). The wheel hands a wake-up's timers over in
+ * tick order, and a tick's in the order of its lists: runs, ascending or
+ * descending, one after another. O(k) for k timers then, O(k log k) at
+ * worst.
  */
 struct tw_uv_timer *tw__uv_timer_sort(struct tw_uv_timer *list)
 {
-	struct tw_uv_timer *bins[64] = { NULL }, *run;
+	struct tw_uv_timer *bins[64] = { NULL }, *run = NULL, *last = NULL, *next, *next_last;
 	unsigned i, used = 0;
 
 	while (list) {
-		run = take_run(&list);
-		for (i = 0; bins[i]; i++) {
+		next = take_run(&list, &next_last);
+		if (run && !before(next, last)) {
+			last->tw__next = next;
+			last = next_last;
+			continue;
+		}
+		for (i = 0; run && bins[i]; i++) {
 			run = merge(bins[i], run);
 			bins[i] = NULL;
 		}
-		bins[i] = run;
-		if (i >= used)
-			used = i + 1;
+		if (run) {
+			bins[i] = run;
+			used = i >= used ? i + 1 : used;
+		}
+		run = next;
+		last = next_last;
 	}
-	for (run = NULL, i = 0; i < used; i++)
+	for (i = 0; i < used; i++)
 		if (bins[i])
-			run = run ? merge(bins[i], run) : bins[i];
+			run = merge(bins[i], run);
 	return run;
 }
 

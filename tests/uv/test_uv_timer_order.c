@@ -153,6 +153,29 @@ static void test_random(void **state)
 	close_items(N);
 }
 
+/* Timers of many milliseconds, 100 to 300 ms out (placed above the wheel's
+ * first level, and cascaded), started in random order, some twice, all
+ * due in one wake-up: the loop is kept from running past their deadlines.
+ * The wheel hands them over in the order of its lists, interleaved; they
+ * run by (due ms, start). */
+static void test_one_wakeup(void **state)
+{
+	uint64_t rng = 11;
+
+	(void)state;
+	init_items(N);
+	for (int i = 0; i < N; i++)
+		start(&items[tw_test_rand(&rng) % N], record, 100 + tw_test_rand(&rng) % 200, 0);
+	for (int i = 0; i < N; i++)
+		if (!tw_uv_timer_is_active(&items[i].t))
+			start(&items[i], record, 100 + tw_test_rand(&rng) % 200, 0);
+	uv_sleep(350);
+	uv_run(uv_default_loop(), UV_RUN_ONCE);
+	assert_int_equal(nfired, N);
+	assert_int_equal(inversions(), 0);
+	close_items(N);
+}
+
 /* From a callback: a timer due in the same wake-up but not yet run that is
  * stopped, closed or restarted does not run in it (libuv's ready queue). */
 static void meddle_cb(tw_uv_timer_t *t)
@@ -233,6 +256,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_timeout),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_one_wakeup),
 		cmocka_unit_test(test_meddle),
 		cmocka_unit_test(test_coarse_tick),
 	};
