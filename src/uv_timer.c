@@ -344,6 +344,23 @@ static void loop_wheel_release(struct tw_uv *h)
 	tw_uv_close(h, loop_wheel_closed);
 }
 
+/* The layer's calls answer as libuv's do, in libuv's error codes: those
+ * are negative errno values on Unix only. The core's and the backend's
+ * errors come as negative errno values. */
+static int uv_error(int r)
+{
+	switch (r) {
+	case -EINVAL:
+		return UV_EINVAL;
+	case -ENOMEM:
+		return UV_ENOMEM;
+	case -EBUSY:
+		return UV_EBUSY;
+	default:
+		return r;
+	}
+}
+
 /* Both wheels are allocated before the backend registers its handles on
  * the loop: a failure leaves nothing there to close. */
 static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
@@ -380,7 +397,7 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 	int r = 0;
 
 	if (!loop || !t)
-		return -EINVAL;
+		return UV_EINVAL;
 	uv_once(&loops_once, loops_init);
 	uv_mutex_lock(&loops_lock);
 	for (lw = loops; lw && tw_uv_loop(&lw->uv) != loop; lw = lw->next)
@@ -396,7 +413,7 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 	if (r == 0)
 		r = tw_uv_timer_init_on(&lw->uv, t);
 	if (r < 0)
-		return r;
+		return uv_error(r);
 	park(t);
 	return 0;
 }
@@ -408,15 +425,15 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 	int r;
 
 	if (!uv || !t || !tw_uv_wheel(uv))
-		return -EINVAL;
+		return UV_EINVAL;
 	r = tw__uv_weak_wheel(uv);
 	if (r < 0)
-		return r;
+		return uv_error(r);
 	if (!uv->tw__layer_state) {
 		struct layer_state *st = calloc(1, sizeof(*st));
 
 		if (!st)
-			return -ENOMEM;
+			return UV_ENOMEM;
 		state_init(st);
 		tw__uv_set_layer(uv, &layer, st);
 	}
@@ -439,12 +456,12 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 	int r;
 
 	if (!t || !cb || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
-		return -EINVAL;
+		return UV_EINVAL;
 	if (!tw_uv_wheel(t->tw__uv))
-		return -EINVAL;
+		return UV_EINVAL;
 	r = arm(t, tw_uv_now(), timeout);
 	if (r < 0)
-		return r;
+		return uv_error(r);
 	t->tw__cb.timer = cb;
 	t->tw__flags |= TW__UVT_STARTED;
 	t->tw__repeat = repeat;
@@ -454,7 +471,7 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 int tw_uv_timer_stop(struct tw_uv_timer *t)
 {
 	if (!t)
-		return -EINVAL;
+		return UV_EINVAL;
 	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (t->tw__flags & TW__UVT_CLOSING))
 		return 0;
 	disarm(t);
@@ -465,11 +482,11 @@ int tw_uv_timer_stop(struct tw_uv_timer *t)
 int tw_uv_timer_again(struct tw_uv_timer *t)
 {
 	if (!t || !(t->tw__flags & TW__UVT_STARTED))
-		return -EINVAL;
+		return UV_EINVAL;
 	if (!t->tw__repeat)
 		return 0;
 	if (t->tw__flags & TW__UVT_CLOSING)
-		return -EINVAL;
+		return UV_EINVAL;
 	return tw_uv_timer_start(t, t->tw__cb.timer, t->tw__repeat, t->tw__repeat);
 }
 

@@ -133,7 +133,7 @@ static void test_again_while_closing(void **state)
 	uv_close((uv_handle_t *)&native, native_close_cb);
 	tw_uv_timer_close(&layer, layer_close_cb);
 	assert_int_equal(uv_timer_again(&native), 0);
-	assert_int_equal(tw_uv_timer_again(&layer), -EINVAL);
+	assert_int_equal(tw_uv_timer_again(&layer), UV_EINVAL);
 	assert_false(uv_is_active((uv_handle_t *)&native));
 	assert_false(tw_uv_timer_is_active(&layer));
 	uv_timer_set_repeat(&native, 0);
