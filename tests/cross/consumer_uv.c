@@ -8,6 +8,9 @@
  * uv_now() for the layer, as libuv's own timers); the cancelled ones
  * never; and the loop must close with nothing left on it.
  */
+/* libuv's Unix header needs POSIX's types, which strict C11 hides. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdio.h>
 #include <timerwheel/uv.h>
 #include <timerwheel/uv_timer.h>
