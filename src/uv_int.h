@@ -15,6 +15,8 @@
 #ifndef TIMERWHEEL_UV_INT_H
 #define TIMERWHEEL_UV_INT_H
 
+#include <errno.h>
+
 #include "timerwheel/uv.h"
 #include "timerwheel/uv_timer.h"
 
@@ -37,6 +39,23 @@ enum {
 static inline uint64_t tw__uv_ceil_ms(uint64_t ns)
 {
 	return ns / TW__NS_PER_MS + (ns % TW__NS_PER_MS != 0);
+}
+
+/* The layer's calls answer as libuv's do, in libuv's error codes: those
+ * are negative errno values on Unix only. The core's and the backend's
+ * errors come as negative errno values. */
+static inline int tw__uv_error(int r)
+{
+	switch (r) {
+	case -EINVAL:
+		return UV_EINVAL;
+	case -ENOMEM:
+		return UV_ENOMEM;
+	case -EBUSY:
+		return UV_EBUSY;
+	default:
+		return r;
+	}
 }
 
 /* uv.c: create the weak wheel, where the layer keeps the timers the

@@ -326,7 +326,7 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 	int r = 0;
 
 	if (!loop || !t)
-		return -EINVAL;
+		return UV_EINVAL;
 	uv_once(&loops_once, loops_init);
 	uv_mutex_lock(&loops_lock);
 	for (lw = loops; lw && tw_uv_loop(&lw->uv) != loop; lw = lw->next)
@@ -342,7 +342,7 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 	if (r == 0)
 		r = tw_uv_timer_init_on(&lw->uv, t);
 	if (r < 0)
-		return r;
+		return tw__uv_error(r);
 	park(t);
 	return 0;
 }
@@ -354,15 +354,15 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 	int r;
 
 	if (!uv || !t || !tw_uv_wheel(uv))
-		return -EINVAL;
+		return UV_EINVAL;
 	r = tw__uv_weak_wheel(uv);
 	if (r < 0)
-		return r;
+		return tw__uv_error(r);
 	if (!uv->tw__layer_state) {
 		struct layer_state *st = calloc(1, sizeof(*st));
 
 		if (!st)
-			return -ENOMEM;
+			return UV_ENOMEM;
 		state_init(st);
 		tw__uv_set_layer(uv, &layer, st);
 	}
@@ -385,12 +385,12 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 	int r;
 
 	if (!t || !cb || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
-		return -EINVAL;
+		return UV_EINVAL;
 	if (!tw_uv_wheel(t->tw__uv))
-		return -EINVAL;
+		return UV_EINVAL;
 	r = arm(t, tw_uv_now(), timeout);
 	if (r < 0)
-		return r;
+		return tw__uv_error(r);
 	t->tw__cb.timer = cb;
 	t->tw__flags |= TW__UVT_STARTED;
 	t->tw__repeat = repeat;
@@ -400,7 +400,7 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 int tw_uv_timer_stop(struct tw_uv_timer *t)
 {
 	if (!t)
-		return -EINVAL;
+		return UV_EINVAL;
 	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (t->tw__flags & TW__UVT_CLOSING))
 		return 0;
 	disarm(t);
@@ -411,11 +411,11 @@ int tw_uv_timer_stop(struct tw_uv_timer *t)
 int tw_uv_timer_again(struct tw_uv_timer *t)
 {
 	if (!t || !(t->tw__flags & TW__UVT_STARTED))
-		return -EINVAL;
+		return UV_EINVAL;
 	if (!t->tw__repeat)
 		return 0;
 	if (t->tw__flags & TW__UVT_CLOSING)
-		return -EINVAL;
+		return UV_EINVAL;
 	return tw_uv_timer_start(t, t->tw__cb.timer, t->tw__repeat, t->tw__repeat);
 }
 

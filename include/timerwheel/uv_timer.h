@@ -85,8 +85,6 @@
  *   itself so starves the loop there).
  * - Deadlines saturate at the end of 64-bit nanoseconds (see
  *   tw_uv_timer_start()).
- * - Errors are negative errno values (-EINVAL), which on Unix equal libuv's
- *   (UV_EINVAL).
  *
  * A struct tw_uv_timer is smaller than a uv_timer_t. Starting, stopping
  * and restarting one costs the wheel O(1) and libuv nothing, unless it
@@ -182,9 +180,10 @@ typedef char tw__uv_timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_uv
  * callback and no repeat; @t->data is left as it was. Call from the loop's
  * thread; loops of other threads may do the same at once.
  *
- * Return: 0, -EINVAL if @loop or @t is NULL, -ENOMEM, or the error of
- * tw_uv_init() for the loop's first timer. On failure nothing is left on
- * @loop: uv_loop_close() succeeds at once.
+ * Return: 0, UV_EINVAL if @loop or @t is NULL, UV_ENOMEM, or the error of
+ * tw_uv_init() for the loop's first timer: libuv's codes, as every error of
+ * the layer's (on Unix they equal negative errno values, -EINVAL). On
+ * failure nothing is left on @loop: uv_loop_close() succeeds at once.
  */
 TW_API int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t);
 
@@ -199,7 +198,7 @@ TW_API int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t);
  * be freed at once. Close or stop every timer of @uv before tw_uv_close();
  * a timer closed after it stays closing and its callback never runs.
  *
- * Return: 0, -EINVAL if @uv or @t is NULL or @uv was closed, -ENOMEM if
+ * Return: 0, UV_EINVAL if @uv or @t is NULL or @uv was closed, UV_ENOMEM if
  * what @uv's first timer allocates (the wheel of its unreferenced timers,
  * the layer's state) could not be allocated (@t is left as it was).
  */
@@ -220,7 +219,7 @@ TW_API int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t);
  * a timeout above about 1.8e13 ms (570 years) is due sooner here than in
  * libuv, and tw_uv_timer_get_due_in() reports the smaller figure.
  *
- * Return: 0, -EINVAL if @t or @cb is NULL, @t was not initialised or is
+ * Return: 0, UV_EINVAL if @t or @cb is NULL, @t was not initialised or is
  * closing, or its backend was closed (tw_uv_close()).
  */
 TW_API int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout, uint64_t repeat);
@@ -233,7 +232,7 @@ TW_API int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t 
  * unless it was initialised with tw_uv_timer_init(): such a timer, as a
  * uv_timer_t, is released after tw_uv_timer_close() calls back.
  *
- * Return: 0, -EINVAL if @t is NULL.
+ * Return: 0, UV_EINVAL if @t is NULL.
  */
 TW_API int tw_uv_timer_stop(struct tw_uv_timer *t);
 
@@ -244,7 +243,7 @@ TW_API int tw_uv_timer_stop(struct tw_uv_timer *t);
  * With a repeat, the timer is restarted with the repeat as its timeout;
  * with none, nothing happens.
  *
- * Return: 0, -EINVAL if @t is NULL or was never started (it has no
+ * Return: 0, UV_EINVAL if @t is NULL or was never started (it has no
  * callback), or, with a repeat, if @t is closing or its backend was closed
  * (the restart's own error, which uv_timer_again() drops, returning 0);
  * the timer is not restarted then.
@@ -314,7 +313,7 @@ TW_API int tw_uv_timer_has_ref(const struct tw_uv_timer *t);
  * @t:  the timer (NULL, or one closing already, is ignored)
  * @cb: called from the loop when libuv runs close callbacks, or NULL
  *
- * The timer stops at once and can no longer be started (-EINVAL). @cb runs
+ * The timer stops at once and can no longer be started (UV_EINVAL). @cb runs
  * in the loop turn under way, or in the next one if called outside the
  * loop or from a close callback: in the turn in which a uv_close() made at
  * the same point would call back. Until then the loop stays alive. Within

@@ -25,7 +25,7 @@
 static struct {
 	uv_loop_t loop;
 	struct tw_uv *h; /* malloc'd: ASan and valgrind see a late free */
-	struct tw_timer destroyer, same_tick, far;
+	struct tw_timer destroyer, same_tick, distant;
 	int destroyed, closed, fired_after;
 	int close_inside;
 } s;
@@ -42,7 +42,7 @@ static void on_destroy(struct tw_timer *t)
 	tw_wheel_destroy(tw_uv_wheel(s.h));
 	s.destroyed++;
 	assert_false(tw_pending(&s.same_tick));
-	assert_false(tw_pending(&s.far));
+	assert_false(tw_pending(&s.distant));
 	if (s.close_inside)
 		tw_uv_close(s.h, on_closed);
 }
@@ -65,10 +65,10 @@ static void setup(void)
 	now = tw_uv_now();
 	tw_timer_init(&s.destroyer, on_destroy);
 	tw_timer_init(&s.same_tick, on_never);
-	tw_timer_init(&s.far, on_never);
+	tw_timer_init(&s.distant, on_never);
 	assert_int_equal(tw_add(tw_uv_wheel(s.h), &s.destroyer, now + 5 * MS), 0);
 	assert_int_equal(tw_add(tw_uv_wheel(s.h), &s.same_tick, now + 6 * MS), 0);
-	assert_int_equal(tw_add(tw_uv_wheel(s.h), &s.far, now + 60000 * MS), 0);
+	assert_int_equal(tw_add(tw_uv_wheel(s.h), &s.distant, now + 60000 * MS), 0);
 }
 
 static void finish(void)

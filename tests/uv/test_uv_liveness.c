@@ -24,7 +24,7 @@ static struct {
 	uv_loop_t loop;
 	struct tw_uv h;
 	struct tw_timer t[3];
-	struct tw_timer far;
+	struct tw_timer distant;
 	uv_timer_t native;
 	int fired;
 } s;
@@ -79,7 +79,7 @@ static void test_exits_when_last_fires(void **state)
 static void on_cancel_far(struct tw_timer *t)
 {
 	(void)t;
-	assert_int_equal(tw_del(tw_uv_wheel(&s.h), &s.far), 1);
+	assert_int_equal(tw_del(tw_uv_wheel(&s.h), &s.distant), 1);
 }
 
 static void test_exits_when_last_cancelled_in_callback(void **state)
@@ -89,13 +89,13 @@ static void test_exits_when_last_cancelled_in_callback(void **state)
 	(void)state;
 	setup_loop(0);
 	t0 = tw_test_mono_ns();
-	tw_timer_init(&s.far, on_never);
+	tw_timer_init(&s.distant, on_never);
 	tw_timer_init(&s.t[0], on_cancel_far);
-	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.far, t0 + 10000 * MS), 0);
+	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.distant, t0 + 10000 * MS), 0);
 	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.t[0], t0 + 5 * MS), 0);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_true(tw_test_mono_ns() - t0 < 1000 * MS);
-	assert_false(tw_pending(&s.far));
+	assert_false(tw_pending(&s.distant));
 	teardown_loop();
 }
 
@@ -103,7 +103,7 @@ static void test_exits_when_last_cancelled_in_callback(void **state)
  * hook call stops the uv timer. */
 static void on_native(uv_timer_t *nt)
 {
-	assert_int_equal(tw_del(tw_uv_wheel(&s.h), &s.far), 1);
+	assert_int_equal(tw_del(tw_uv_wheel(&s.h), &s.distant), 1);
 	uv_close((uv_handle_t *)nt, NULL);
 }
 
@@ -114,8 +114,8 @@ static void test_exits_when_last_cancelled_outside(void **state)
 	(void)state;
 	setup_loop(0);
 	t0 = tw_test_mono_ns();
-	tw_timer_init(&s.far, on_never);
-	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.far, t0 + 10000 * MS), 0);
+	tw_timer_init(&s.distant, on_never);
+	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.distant, t0 + 10000 * MS), 0);
 	assert_int_equal(uv_timer_init(&s.loop, &s.native), 0);
 	assert_int_equal(uv_timer_start(&s.native, on_native, 5, 0), 0);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
@@ -130,13 +130,13 @@ static void test_weak_wheel_does_not_keep_loop_alive(void **state)
 	(void)state;
 	setup_loop(TW_UV_WEAK);
 	t0 = tw_test_mono_ns();
-	tw_timer_init(&s.far, on_never);
-	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.far, t0 + 10000 * MS), 0);
+	tw_timer_init(&s.distant, on_never);
+	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.distant, t0 + 10000 * MS), 0);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_true(tw_test_mono_ns() - t0 < 1000 * MS);
-	assert_true(tw_pending(&s.far));
+	assert_true(tw_pending(&s.distant));
 	teardown_loop();
-	assert_false(tw_pending(&s.far));
+	assert_false(tw_pending(&s.distant));
 }
 
 static void on_native_close(uv_timer_t *nt)
@@ -154,14 +154,14 @@ static void test_weak_wheel_fires_while_loop_runs(void **state)
 	setup_loop(TW_UV_WEAK);
 	t0 = tw_test_mono_ns();
 	tw_timer_init(&s.t[0], on_fire);
-	tw_timer_init(&s.far, on_never);
+	tw_timer_init(&s.distant, on_never);
 	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.t[0], t0 + 10 * MS), 0);
-	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.far, t0 + 10000 * MS), 0);
+	assert_int_equal(tw_add(tw_uv_wheel(&s.h), &s.distant, t0 + 10000 * MS), 0);
 	assert_int_equal(uv_timer_init(&s.loop, &s.native), 0);
 	assert_int_equal(uv_timer_start(&s.native, on_native_close, 40, 0), 0);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(s.fired, 1);
-	assert_true(tw_pending(&s.far));
+	assert_true(tw_pending(&s.distant));
 	teardown_loop();
 }
 

@@ -41,7 +41,7 @@ static struct {
 	struct tw_wheel *w;
 	struct probe ranged, latest;
 	int rc[4];
-	uint64_t posted_at, far, near;
+	uint64_t posted_at, distant, soon;
 } s;
 
 static void on_probe(struct tw_timer *t)
@@ -79,10 +79,10 @@ static void *worker(void *arg)
 	s.rc[1] = tw_request_wait_timeout(s.w, &s.ranged.req, 10000 * MS);
 	wait_fired(&s.ranged);
 
-	s.far = tw_test_mono_ns() + 10000 * MS;
-	s.near = s.far - 9970 * MS;
-	s.rc[2] = tw_post_mod(s.w, &s.latest.req, &s.latest.t, s.far);
-	(void)tw_post_mod(s.w, &s.latest.req, &s.latest.t, s.near); /* 1 if still queued, else 0 */
+	s.distant = tw_test_mono_ns() + 10000 * MS;
+	s.soon = s.distant - 9970 * MS;
+	s.rc[2] = tw_post_mod(s.w, &s.latest.req, &s.latest.t, s.distant);
+	(void)tw_post_mod(s.w, &s.latest.req, &s.latest.t, s.soon); /* 1 if still queued, else 0 */
 	s.rc[3] = tw_request_wait_timeout(s.w, &s.latest.req, 10000 * MS);
 	wait_fired(&s.latest);
 	uv_async_send(&s.quit);
@@ -114,11 +114,11 @@ static void test_posts_on_a_running_loop(void **state)
 	assert_int_equal(s.rc[2], 0);
 	assert_int_equal(s.rc[3], 0);
 	assert_int_equal(s.latest.fired, 1); /* once, at the latest deadline */
-	assert_int_equal(s.latest.expiry, s.near);
-	assert_true(s.latest.fired_at >= s.near);
+	assert_int_equal(s.latest.expiry, s.soon);
+	assert_true(s.latest.fired_at >= s.soon);
 	printf("ranged post fired %.3f ms after its expiry (window 100 ms); the re-posted one %.3f ms after "
 	       "its latest deadline\n",
-	       (double)(s.ranged.fired_at - s.ranged.expiry) / 1e6, (double)(s.latest.fired_at - s.near) / 1e6);
+	       (double)(s.ranged.fired_at - s.ranged.expiry) / 1e6, (double)(s.latest.fired_at - s.soon) / 1e6);
 }
 
 /* A loop that has stopped applies nothing: the worker's wait times out. */
@@ -128,7 +128,7 @@ static void *stopped_worker(void *arg)
 	s.rc[0] = tw_post_del(s.w, &s.latest.req, &s.latest.t);
 	s.posted_at = tw_test_mono_ns();
 	s.rc[1] = tw_request_wait_timeout(s.w, &s.latest.req, 100 * MS);
-	s.far = tw_test_mono_ns() - s.posted_at;
+	s.distant = tw_test_mono_ns() - s.posted_at;
 	return NULL;
 }
 
@@ -148,8 +148,8 @@ static void test_wait_on_a_stopped_loop(void **state)
 	pthread_join(th, NULL);
 	assert_int_equal(s.rc[0], 0);
 	assert_int_equal(s.rc[1], -ETIMEDOUT);
-	assert_true(s.far >= 100 * MS);
-	assert_true(s.far < 100 * MS + 20000 * MS); /* lateness only: a loaded machine */
+	assert_true(s.distant >= 100 * MS);
+	assert_true(s.distant < 100 * MS + 20000 * MS); /* lateness only: a loaded machine */
 	assert_false(tw_request_done(&s.latest.req));
 	assert_true(tw_pending(&s.latest.t));
 	/* Running again, the loop hears the wake-up the wait sent and applies it. */
@@ -161,7 +161,7 @@ static void test_wait_on_a_stopped_loop(void **state)
 	tw_uv_close(&s.h, NULL);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&s.loop), 0);
-	printf("the wait on a stopped loop timed out after %.3f ms of 100\n", (double)s.far / 1e6);
+	printf("the wait on a stopped loop timed out after %.3f ms of 100\n", (double)s.distant / 1e6);
 }
 
 int main(void)

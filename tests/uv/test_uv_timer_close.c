@@ -133,7 +133,7 @@ static void test_again_while_closing(void **state)
 	uv_close((uv_handle_t *)&native, native_close_cb);
 	tw_uv_timer_close(&layer, layer_close_cb);
 	assert_int_equal(uv_timer_again(&native), 0);
-	assert_int_equal(tw_uv_timer_again(&layer), -EINVAL);
+	assert_int_equal(tw_uv_timer_again(&layer), UV_EINVAL);
 	assert_false(uv_is_active((uv_handle_t *)&native));
 	assert_false(tw_uv_timer_is_active(&layer));
 	uv_timer_set_repeat(&native, 0);
@@ -146,7 +146,14 @@ static void test_again_while_closing(void **state)
 	assert_int_equal(layer_closed, native_closed);
 }
 
-/* Closed from a close callback: the next turn, as libuv's. */
+/* Closed from a close callback: the next turn, as libuv's on Unix. On
+ * Windows libuv runs close callbacks until none is left, those closed by
+ * one too: the same turn, and the layer's with them. */
+#ifdef _WIN32
+#define CLOSED_FROM_CLOSE_CB 1
+#else
+#define CLOSED_FROM_CLOSE_CB 2
+#endif
 static uv_idle_t first;
 
 static void first_closed(uv_handle_t *h)
@@ -162,12 +169,14 @@ static void test_close_from_close_cb(void **state)
 	both_init();
 	assert_int_equal(uv_idle_init(&loop, &first), 0);
 	uv_close((uv_handle_t *)&first, first_closed);
-	assert_int_equal(run_once(), 1);
-	assert_int_equal(native_closed, -1);
-	assert_int_equal(layer_closed, -1);
+	if (CLOSED_FROM_CLOSE_CB == 2) {
+		assert_int_equal(run_once(), 1);
+		assert_int_equal(native_closed, -1);
+		assert_int_equal(layer_closed, -1);
+	}
 	assert_int_equal(run_once(), 0);
-	assert_int_equal(native_closed, 2);
-	assert_int_equal(layer_closed, 2);
+	assert_int_equal(native_closed, CLOSED_FROM_CLOSE_CB);
+	assert_int_equal(layer_closed, CLOSED_FROM_CLOSE_CB);
 }
 
 /* A timer freed in its close callback (ASan and valgrind watch). */

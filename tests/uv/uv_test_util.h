@@ -10,7 +10,8 @@
 #include <time.h>
 
 /* The reference every fire is judged by: the issue names
- * clock_gettime(CLOCK_MONOTONIC), not the backend's own clock. */
+ * clock_gettime(CLOCK_MONOTONIC), not the backend's own clock. On Windows
+ * mingw-w64's reads QueryPerformanceCounter(), as libuv's uv_hrtime(). */
 static inline uint64_t tw_test_mono_ns(void)
 {
 	struct timespec ts;
