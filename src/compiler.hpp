@@ -29,9 +29,11 @@
 #include <atomic>
 #endif
 
-// printf's checks: MinGW's "printf" means Microsoft's old dialect, without
-// %zu; the build selects MinGW's C99 printf (__USE_MINGW_ANSI_STDIO).
-#if defined(TW_GNU) && defined(__MINGW32__)
+// printf's checks: to GCC, MinGW's "printf" means Microsoft's old dialect,
+// without %zu; the build selects MinGW's C99 printf (__USE_MINGW_ANSI_STDIO),
+// whose format GCC calls gnu_printf. Clang has no gnu_printf, and checks
+// "printf" as C99's there too (as MinGW's own headers assume).
+#if defined(TW_GNU) && defined(__MINGW32__) && !defined(__clang__)
 #define TW_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
 #elif defined(TW_GNU)
 #define TW_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
