@@ -350,19 +350,17 @@ int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, un
 
 struct tw_wheel *tw_uv_wheel(const struct tw_uv *h)
 {
-	if (h == NULL || (h->tw__state & TW__UV_CLOSING))
-		return NULL;
-	return h->tw__wheel;
+	return h == NULL ? NULL : tw__uv_wheel(h);
 }
 
 uv_loop_t *tw_uv_loop(const struct tw_uv *h)
 {
-	return h == NULL ? NULL : h->tw__timer.loop;
+	return h == NULL ? NULL : tw__uv_loop(h);
 }
 
 uint64_t tw_uv_now(void)
 {
-	return uv_hrtime();
+	return tw__uv_now();
 }
 
 #define TW__UV_OPEN (TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN | TW__UV_CLOSER_OPEN)

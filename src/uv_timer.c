@@ -60,12 +60,6 @@ static struct layer_state *state_of(const struct tw_uv *h)
 	return h->tw__layer_state;
 }
 
-/* now + ms, in ns, saturating at the end of 64-bit time. */
-static uint64_t deadline(uint64_t now, uint64_t ms)
-{
-	return tw_deadline(now, ms > UINT64_MAX / TW__NS_PER_MS ? UINT64_MAX : ms * TW__NS_PER_MS);
-}
-
 /*
  * The loop's wheel. libuv keeps a stopped timer in its loop's handle
  * queue, which uv_walk() shows; the layer keeps its stopped timers on the
@@ -140,7 +134,7 @@ static void fire(struct tw_timer *tt)
  * NULL once the backend was closed. */
 static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 {
-	struct tw_wheel *w = tw_uv_wheel(t->tw__uv);
+	struct tw_wheel *w = tw__uv_wheel(t->tw__uv);
 
 	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
 }
@@ -154,7 +148,7 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 {
 	struct tw_uv *h = t->tw__uv;
 	struct tw_wheel *w = wheel_of(t);
-	uint64_t when = deadline(now, ms);
+	uint64_t when = tw__uv_deadline(now, ms);
 	int r;
 
 	if (ms == 0 && tw_now(w) < when)
@@ -203,7 +197,7 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 	sort_ready(st);
 	/* A callback may stop, restart, close or free any timer: each step
 	 * takes the head afresh, and a stopped one has left the list. */
-	while ((t = st->ready) != NULL && tw_uv_wheel(h) != NULL && ran++ < budget) {
+	while ((t = st->ready) != NULL && tw__uv_wheel(h) != NULL && ran++ < budget) {
 		ready_remove(h, t);
 		/* As uv_timer_again() before the callback: from the wake-up, not
 		 * from a wheel's clock, which a spent budget may have left behind. */
@@ -222,7 +216,7 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 	/* The budget is spent: the rest run first in the next wake-up, which
 	 * is in the next millisecond, and hold the loop until then, as
 	 * libuv runs every due timer before it looks at liveness again. */
-	if (tw_uv_wheel(h) != NULL) {
+	if (tw__uv_wheel(h) != NULL) {
 		tw__uv_wake_soon(h);
 		return;
 	}
@@ -312,12 +306,27 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 	}
 	/* The weak wheel was created first: brought to the backend's now,
 	 * so that a timer moved across keeps being due as it was. */
-	(void)tw_advance(weak, tw_now(tw_uv_wheel(&lw->uv)));
+	(void)tw_advance(weak, tw_now(tw__uv_wheel(&lw->uv)));
 	tw__uv_weak_adopt(&lw->uv, weak);
 	state_init(&lw->state);
 	lw->state.loop_wheel = 1;
 	tw__uv_set_layer(&lw->uv, &layer, &lw->state);
 	return lw;
+}
+
+static void setup(struct tw_uv *uv, struct tw_uv_timer *t)
+{
+	t->loop = tw__uv_loop(uv);
+	t->type = TW_UV_TIMER;
+	t->tw__flags = 0;
+	tw_timer_init(&t->tw__timer, fire);
+	t->tw__uv = uv;
+	t->tw__cb.timer = NULL;
+	t->tw__repeat = 0;
+	t->tw__start_id = 0;
+	t->tw__next = NULL;
+	t->tw__pprev = NULL;
+	state_of(uv)->timers++;
 }
 
 int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
@@ -329,7 +338,7 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 		return UV_EINVAL;
 	uv_once(&loops_once, loops_init);
 	uv_mutex_lock(&loops_lock);
-	for (lw = loops; lw && tw_uv_loop(&lw->uv) != loop; lw = lw->next)
+	for (lw = loops; lw && tw__uv_loop(&lw->uv) != loop; lw = lw->next)
 		;
 	if (!lw) {
 		lw = loop_wheel_new(loop, &r);
@@ -339,10 +348,10 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 		}
 	}
 	uv_mutex_unlock(&loops_lock);
-	if (r == 0)
-		r = tw_uv_timer_init_on(&lw->uv, t);
 	if (r < 0)
 		return tw__uv_error(r);
+	/* The loop's wheel has its weak wheel and the layer's state. */
+	setup(&lw->uv, t);
 	park(t);
 	return 0;
 }
@@ -353,7 +362,7 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 {
 	int r;
 
-	if (!uv || !t || !tw_uv_wheel(uv))
+	if (!uv || !t || !tw__uv_wheel(uv))
 		return UV_EINVAL;
 	r = tw__uv_weak_wheel(uv);
 	if (r < 0)
@@ -366,17 +375,7 @@ int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 		state_init(st);
 		tw__uv_set_layer(uv, &layer, st);
 	}
-	t->loop = tw_uv_loop(uv);
-	t->type = TW_UV_TIMER;
-	t->tw__flags = 0;
-	tw_timer_init(&t->tw__timer, fire);
-	t->tw__uv = uv;
-	t->tw__cb.timer = NULL;
-	t->tw__repeat = 0;
-	t->tw__start_id = 0;
-	t->tw__next = NULL;
-	t->tw__pprev = NULL;
-	state_of(uv)->timers++;
+	setup(uv, t);
 	return 0;
 }
 
@@ -386,9 +385,9 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 
 	if (!t || !cb || !t->tw__uv || (t->tw__flags & TW__UVT_CLOSING))
 		return UV_EINVAL;
-	if (!tw_uv_wheel(t->tw__uv))
+	if (!tw__uv_wheel(t->tw__uv))
 		return UV_EINVAL;
-	r = arm(t, tw_uv_now(), timeout);
+	r = arm(t, tw__uv_now(), timeout);
 	if (r < 0)
 		return tw__uv_error(r);
 	t->tw__cb.timer = cb;
@@ -401,7 +400,7 @@ int tw_uv_timer_stop(struct tw_uv_timer *t)
 {
 	if (!t)
 		return UV_EINVAL;
-	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (t->tw__flags & TW__UVT_CLOSING))
+	if (!t->tw__uv || !tw__uv_wheel(t->tw__uv) || (t->tw__flags & TW__UVT_CLOSING))
 		return 0;
 	disarm(t);
 	park(t);
@@ -436,7 +435,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 
 	if (!t || !tw_pending(&t->tw__timer))
 		return 0;
-	now = tw_uv_now();
+	now = tw__uv_now();
 	if (t->tw__timer.expires <= now)
 		return 0;
 	left = t->tw__timer.expires - now;
@@ -455,7 +454,7 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 	uint64_t when = t->tw__timer.expires;
 	int armed;
 
-	if (!t->tw__uv || !tw_uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
+	if (!t->tw__uv || !tw__uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
 	armed = tw_del(wheel_of(t), &t->tw__timer) == 1;
 	t->tw__flags ^= TW__UVT_UNREF;
@@ -492,7 +491,7 @@ static void close_timer(struct tw_uv_timer *t, unsigned uv_cb)
 	struct tw_uv *h = t->tw__uv;
 
 	t->tw__flags |= TW__UVT_CLOSING | (uv_cb ? TW__UVT_UV_CB : 0u);
-	if (!tw_uv_wheel(h))
+	if (!tw__uv_wheel(h))
 		return; /* the backend is gone: see the header */
 	disarm(t);
 	unpark(t);
@@ -567,7 +566,7 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 
 	uv_once(&loops_once, loops_init);
 	uv_mutex_lock(&loops_lock);
-	for (lw = loops; lw && tw_uv_loop(&lw->uv) != loop; lw = lw->next)
+	for (lw = loops; lw && tw__uv_loop(&lw->uv) != loop; lw = lw->next)
 		;
 	uv_mutex_unlock(&loops_lock);
 	if (!lw)
@@ -577,7 +576,7 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 	 * come) or, closing, on the closing list until its callback: all
 	 * collected first, as libuv's walk takes its queue, so @fn may close
 	 * any. */
-	r = tw_walk(tw_uv_wheel(&lw->uv), walk_one, &wk);
+	r = tw_walk(tw__uv_wheel(&lw->uv), walk_one, &wk);
 	if (r == 0)
 		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
 	for (t = lw->state.idle; t && r == 0; t = t->tw__next)
