@@ -274,6 +274,13 @@ class request;
 namespace detail {
 
 /*
+ * tw_pending(), inline: this header ships with the library, so it may
+ * read the field the library keeps 0 while a timer is idle, and a cancel
+ * costs one call into the library, as tw_del() does.
+ */
+inline bool is_pending(const tw_timer *t) noexcept { return t->tw__where != 0; }
+
+/*
  * The operations every timer shares, on the C timer it holds (a tw_timer,
  * or a tw_periodic whose first member is one). It remembers the wheel it
  * was last armed on, to cancel itself there when destroyed: pending()
@@ -317,12 +324,7 @@ public:
 	/* tw_del(): value() is 1 if it was armed. Safe on an idle timer. */
 	result cancel() noexcept { return pending() ? result(tw_del(wheel_of(), t())) : result(0); }
 
-	/*
-	 * tw_pending(), inline: this header ships with the library, so it may
-	 * read the field the library keeps 0 while a timer is idle, and a
-	 * cancel costs one call into the library, as tw_del() does.
-	 */
-	bool pending() const noexcept { return t()->tw__where != 0; }
+	bool pending() const noexcept { return is_pending(t()); }
 	/* The expiry last armed. */
 	time_point expiry() const noexcept { return to_time_point(t()->expires); }
 	tw_timer *native() noexcept { return t(); }
@@ -724,7 +726,7 @@ public:
 	sleep_awaiter &operator=(const sleep_awaiter &) = delete;
 	~sleep_awaiter()
 	{
-		if (s_.t.tw__where != 0) // tw_pending(), inline as in timer_base
+		if (detail::is_pending(&s_.t))
 			(void)tw_del(w_, &s_.t);
 	}
 	bool await_ready() const noexcept { return false; }

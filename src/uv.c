@@ -360,7 +360,7 @@ uv_loop_t *tw_uv_loop(const struct tw_uv *h)
 
 uint64_t tw_uv_now(void)
 {
-	return tw__uv_now();
+	return uv_hrtime();
 }
 
 #define TW__UV_OPEN (TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN | TW__UV_CLOSER_OPEN)

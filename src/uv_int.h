@@ -47,10 +47,9 @@ static inline uint64_t tw__uv_deadline(uint64_t now, uint64_t ms)
 	return tw_deadline(now, ms > UINT64_MAX / TW__NS_PER_MS ? UINT64_MAX : ms * TW__NS_PER_MS);
 }
 
-/* tw_uv_wheel(), tw_uv_loop() and tw_uv_now() of a backend that is there,
- * inline for the layer's every call (the exported ones go through the
- * library's symbol table): the wheel, NULL once the backend is closing;
- * the loop; the clock of every expiry. */
+/* tw_uv_wheel() and tw_uv_loop() of a backend that is there, inline for
+ * the layer's every call (the exported ones go through the library's
+ * symbol table): the wheel, NULL once the backend is closing; the loop. */
 static inline struct tw_wheel *tw__uv_wheel(const struct tw_uv *h)
 {
 	return (h->tw__state & TW__UV_CLOSING) ? NULL : h->tw__wheel;
@@ -59,11 +58,6 @@ static inline struct tw_wheel *tw__uv_wheel(const struct tw_uv *h)
 static inline uv_loop_t *tw__uv_loop(const struct tw_uv *h)
 {
 	return h->tw__timer.loop;
-}
-
-static inline uint64_t tw__uv_now(void)
-{
-	return uv_hrtime();
 }
 
 /* The layer's calls answer as libuv's do, in libuv's error codes: those

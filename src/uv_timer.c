@@ -64,8 +64,8 @@ static struct layer_state *state_of(const struct tw_uv *h)
  * The loop's wheel. libuv keeps a stopped timer in its loop's handle
  * queue, which uv_walk() shows; the layer keeps its stopped timers on the
  * idle list, through the links a stopped timer does not use otherwise
- * (those of the ready list): at no cost in the timer's size, and two
- * stores a stop or a start. A fired timer goes on it only once its
+ * (those of the ready list): at no cost in the timer's size, and a
+ * list link or unlink a stop or a start, not a wheel's arm and cancel. A fired timer goes on it only once its
  * callback left it idle: a repeat or a restart costs the list nothing, and
  * a walk meanwhile reads the ready list.
  */
@@ -387,7 +387,7 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 		return UV_EINVAL;
 	if (!tw__uv_wheel(t->tw__uv))
 		return UV_EINVAL;
-	r = arm(t, tw__uv_now(), timeout);
+	r = arm(t, uv_hrtime(), timeout);
 	if (r < 0)
 		return tw__uv_error(r);
 	t->tw__cb.timer = cb;
@@ -435,7 +435,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 
 	if (!t || !tw_pending(&t->tw__timer))
 		return 0;
-	now = tw__uv_now();
+	now = uv_hrtime();
 	if (t->tw__timer.expires <= now)
 		return 0;
 	left = t->tw__timer.expires - now;
@@ -456,7 +456,7 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 
 	if (!t->tw__uv || !tw__uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
-	armed = tw_del(wheel_of(t), &t->tw__timer) == 1;
+	armed = tw_pending(&t->tw__timer) && tw_del(wheel_of(t), &t->tw__timer) == 1;
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);
