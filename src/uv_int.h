@@ -115,15 +115,17 @@ void tw__uv_wake_soon(struct tw_uv *h);
 /*
  * uv_timer_order.c: the layer's ready list, the timers that fired and wait
  * for their callbacks, run in libuv's order: by due ms, then start id.
- * The wheel hands a tick's timers over in the order they were armed or
- * in the reverse (each placement of a tick's timers reverses them): a
- * timer that comes before the first goes first, one that does not come
- * before the last goes last, and only another lets order() sort, stable
- * and without allocation, in O(k log k) at worst.
+ * The wheel hands a wake-up's timers over tick by tick, and a tick's in
+ * the order they were armed or in the reverse (each placement of a tick's
+ * timers reverses them): a timer that does not come before the last goes
+ * last, one that comes before the last run's first timer (and not before
+ * the timer ahead of it) goes first in that run, and only another lets
+ * order() sort, stable and without allocation, in O(k log k) at worst.
  */
 struct tw__uv_ready {
 	struct tw_uv_timer *first;
 	struct tw_uv_timer **tail; /* &first when empty, else &last->tw__next */
+	struct tw_uv_timer **run;  /* the link to the last run's first timer; NULL after a removal */
 	int unordered;             /* a timer went in out of order since order() */
 };
 

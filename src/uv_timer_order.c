@@ -123,26 +123,37 @@ void tw__uv_ready_init(struct tw__uv_ready *r)
 {
 	r->first = NULL;
 	r->tail = &r->first;
+	r->run = NULL;
 	r->unordered = 0;
+}
+
+/* Does @t, which comes before the last timer, go first in the last run:
+ * before the run's first timer, and not before the timer ahead of it? */
+static int starts_run(const struct tw__uv_ready *r, const struct tw_uv_timer *t)
+{
+	return r->run && before(t, *r->run) &&
+	       (r->run == &r->first || !before(t, tw_container_of(r->run, struct tw_uv_timer, tw__next)));
 }
 
 void tw__uv_ready_add(struct tw__uv_ready *r, struct tw_uv_timer *t)
 {
-	struct tw_uv_timer *last = r->first ? tw_container_of(r->tail, struct tw_uv_timer, tw__next) : NULL;
+	struct tw_uv_timer **at = r->tail;
 
-	if (last && before(t, r->first)) {
-		t->tw__next = r->first;
-		t->tw__pprev = &r->first;
-		r->first->tw__pprev = &t->tw__next;
-		r->first = t;
-		return;
+	if (r->first && before(t, tw_container_of(r->tail, struct tw_uv_timer, tw__next))) {
+		if (starts_run(r, t))
+			at = r->run;
+		else
+			r->unordered = 1;
 	}
-	if (last && before(t, last))
-		r->unordered = 1;
-	t->tw__next = NULL;
-	t->tw__pprev = r->tail;
-	*r->tail = t;
-	r->tail = &t->tw__next;
+	t->tw__next = *at;
+	t->tw__pprev = at;
+	if (*at) {
+		(*at)->tw__pprev = &t->tw__next;
+	} else {
+		r->tail = &t->tw__next;
+		r->run = at;
+	}
+	*at = t;
 }
 
 void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t)
@@ -152,6 +163,7 @@ void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t)
 	*t->tw__pprev = t->tw__next;
 	if (t->tw__next)
 		t->tw__next->tw__pprev = t->tw__pprev;
+	r->run = NULL; /* its link may have gone with @t */
 }
 
 /* In libuv's order, its back links made again. */
@@ -162,6 +174,7 @@ void tw__uv_ready_order(struct tw__uv_ready *r)
 	if (!r->unordered)
 		return;
 	r->unordered = 0;
+	r->run = NULL;
 	r->first = sort(r->first);
 	r->tail = &r->first;
 	for (t = r->first; t; t = t->tw__next) {
