@@ -65,8 +65,8 @@ template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint
 //
 // For the last event by an advance's target (`early` given, see
 // collect_expired_timers()), the clock is already at the target, and the
-// timers that come due are chained on *early, in no order, for the caller
-// to put in order.
+// timers that come due are chained on *early, the lanes walked in turn,
+// for the caller to put in order (sort_early()).
 template <bool Ms>
 void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **early)
 {
@@ -107,6 +107,28 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level, tw_timer **ea
 		place_from<false>(chains, from_level, early);
 }
 
+// The timers that came due in the last event by an advance's target, in
+// order of expiry. Each lane holds its ticks in the order they were armed
+// or in the reverse (enqueue()), but the walk took the lanes in turn, which
+// leaves short runs: after a long sleep, every timer that came due
+// meanwhile. Dealt back into their lanes first, they are a few runs each,
+// which the sort takes whole.
+tw_timer *tw_wheel::sort_early(tw_timer *chain)
+{
+	tw_timer *lane[tw::lanes] = {};
+	for (tw_timer *t = chain, *next; t; t = next) {
+		next = t->tw__next;
+		tw_timer **to = &lane[tick_of_expiry(t->expires, default_geometry) & (tw::lanes - 1)];
+		t->tw__next = *to;
+		*to = t;
+	}
+	tw_timer *all = nullptr;
+	for (unsigned i = 0; i < tw::lanes; i++)
+		if (lane[i])
+			all = tw::merge_by_expiry(all, tw::sort_by_expiry(lane[i]));
+	return all;
+}
+
 // Move the clock to `target_tick` one event at a time, cascading higher
 // slots and moving level-0 slots to the due list.
 //
@@ -140,7 +162,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			tw_timer *early = nullptr;
 			place_again(chains, level, &early);
 			if (early && early->tw__next)
-				early = tw::sort_by_expiry(early);
+				early = sort_early(early);
 			for (tw_timer *t = early, *next; t; t = next) {
 				next = t->tw__next;
 				// After what came due before: no earlier than the slot's start.

@@ -431,6 +431,7 @@ private:
 	void rearm_periodic(tw_timer *t);
 	void emptied(size_t index);
 	void collect_expired_timers(uint64_t target_tick);
+	tw_timer *sort_early(tw_timer *chain);
 	void place_again(tw_timer **chains, unsigned from_level, tw_timer **early);
 	template <bool Ms> unsigned place_window(tw_timer *t, uint64_t exp_tick, unsigned align);
 	template <bool Ms> void place_from(tw_timer **chains, unsigned from_level, tw_timer **early);
