@@ -41,12 +41,6 @@ static inline uint64_t tw__uv_ceil_ms(uint64_t ns)
 	return ns / TW__NS_PER_MS + (ns % TW__NS_PER_MS != 0);
 }
 
-/* @now + @ms, in ns, saturating at the end of 64-bit time. */
-static inline uint64_t tw__uv_deadline(uint64_t now, uint64_t ms)
-{
-	return tw_deadline(now, ms > UINT64_MAX / TW__NS_PER_MS ? UINT64_MAX : ms * TW__NS_PER_MS);
-}
-
 /* tw_uv_wheel() and tw_uv_loop() of a backend that is there, inline for
  * the layer's every call (the exported ones go through the library's
  * symbol table): the wheel, NULL once the backend is closing; the loop. */

@@ -133,6 +133,12 @@ static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
 }
 
+/* @now + @ms, in ns, saturating at the end of 64-bit time. */
+static uint64_t deadline(uint64_t now, uint64_t ms)
+{
+	return tw_deadline(now, ms > UINT64_MAX / TW__NS_PER_MS ? UINT64_MAX : ms * TW__NS_PER_MS);
+}
+
 /* Arm (or re-arm) for @when with a new start id; @ms is the timeout. A
  * timeout of 0 is due at once: armed at the wheel's own now, which the
  * wheel counts as expired, it fires in the next advance and the backend
@@ -142,7 +148,7 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 {
 	struct tw_uv *h = t->tw__uv;
 	struct tw_wheel *w = wheel_of(t);
-	uint64_t when = tw__uv_deadline(now, ms);
+	uint64_t when = deadline(now, ms);
 	int r;
 
 	if (ms == 0 && tw_now(w) < when)
