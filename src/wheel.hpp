@@ -15,6 +15,7 @@
 #include "geometry.hpp"
 #include "level.hpp"
 #include "list.hpp"
+#include "parts.hpp"
 #include "request_queue.hpp"
 #include "timerwheel.h"
 
@@ -253,12 +254,6 @@ struct counters {
 	uint64_t due_arms; // claims that went to the due list, not into a slot (stats_now())
 };
 
-// The lateness histogram (tw_get_lateness(), lateness.cpp).
-struct lateness_histogram {
-	uint64_t late[TW_LATENESS_BUCKETS]; // firings by lateness's bit width
-	uint64_t late_max;
-};
-
 } // namespace tw
 
 // The invariants that tie the parts together, outside a call:
@@ -287,8 +282,8 @@ struct tw_wheel : tw::wheel_clock,
 		  tw::hook,
 		  tw::due_queue,
 		  tw::counters,
-		  tw::geometry,
-		  tw::lateness_histogram {
+		  tw::geometry {
+	tw::lateness_histogram lateness;
 	// Requests from other threads (request_queue.hpp): the only fields
 	// that posting threads touch, and only through compiler.hpp's atomics. A
 	// cache line of padding on each side keeps them off the lines the
@@ -336,16 +331,11 @@ struct tw_wheel : tw::wheel_clock,
 	// publish_horizon(), and as cheap as a plain load on x86.
 	bool requests_pending() const { return requests.pending(); }
 	bool publish_horizon(uint64_t when);
-	// A timer with this expiry fires now: count how late, in the bucket
-	// of the lateness's bit width (lateness.cpp reads the histogram). A
-	// bit scan, where buckets of ticks would cost a division too.
+	// A timer with this expiry fires now: count how late.
 	void record_lateness(uint64_t expires)
 	{
-		uint64_t late_ns = now_ns - expires;
 		TW_ASSERT(expires <= now_ns, "clock");
-		late[late_ns ? tw::bit_width(late_ns) : 0]++;
-		if (late_ns > late_max)
-			late_max = late_ns;
+		lateness.record(now_ns - expires);
 	}
 	void get_lateness(tw_lateness *out) const;
 	int check() const;

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+//
+// The parts of a wheel (src/parts.hpp) without a wheel: each part's
+// arithmetic against the slow way, and the invariant it keeps after every
+// step of a random run.
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/parts.hpp"
+#include "rand.h"
+
+static uint64_t rng = 0x9a27;
+static unsigned long long checked, wrong;
+
+#define EXPECT(cond, ...)                                        \
+	do {                                                     \
+		checked++;                                       \
+		if (!(cond) && wrong++ < 20) {                   \
+			fprintf(stderr, "%s: ", #cond);          \
+			fprintf(stderr, __VA_ARGS__);            \
+			fputc('\n', stderr);                     \
+		}                                                \
+	} while (0)
+
+// The bucket of a lateness, the slow way: the number of bits it takes.
+static unsigned lateness_bucket(uint64_t late_ns)
+{
+	unsigned b = 0;
+	while (b < 64 && late_ns >> b)
+		b++;
+	return b;
+}
+
+// Each lateness in its bucket, the buckets summed, the largest kept.
+static void check_lateness(unsigned randoms)
+{
+	tw::lateness_histogram h{};
+	uint64_t want[TW_LATENESS_BUCKETS] = {}, max = 0;
+	const uint64_t edges[] = { 0, 1, 2, 3, 4, 7, 8, 1000000, uint64_t{1} << 63, UINT64_MAX - 1, UINT64_MAX };
+	size_t n = sizeof edges / sizeof edges[0] + randoms;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t late = i < sizeof edges / sizeof edges[0] ? edges[i] : test_rand(&rng) >> (test_rand(&rng) % 64);
+		h.record(late);
+		want[lateness_bucket(late)]++;
+		if (late > max)
+			max = late;
+	}
+	tw_lateness got;
+	memset(&got, 0xa5, sizeof got);
+	h.read(&got);
+	EXPECT(got.fired == n, "%" PRIu64 " fired of %zu", got.fired, n);
+	EXPECT(got.max_ns == max, "max %" PRIu64 ", want %" PRIu64, got.max_ns, max);
+	for (unsigned b = 0; b < TW_LATENESS_BUCKETS; b++)
+		EXPECT(got.count[b] == want[b], "bucket %u: %" PRIu64 ", want %" PRIu64, b, got.count[b], want[b]);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned randoms = argc > 1 ? static_cast<unsigned>(atoi(argv[1])) : 1000;
+	check_lateness(randoms);
+	printf("parts: %llu checks, %llu wrong\n", checked, wrong);
+	return wrong ? 1 : 0;
+}
