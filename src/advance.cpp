@@ -49,7 +49,7 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 // registers that the exact timers' loop needs.
 template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint64_t exp_tick, unsigned align)
 {
-	return enqueue<Ms>(t, fire_tick(exp_tick, align), exp_tick, stats.placed++, false);
+	return enqueue<Ms>(t, geo.fire_tick(exp_tick, align), exp_tick, stats.placed++, false);
 }
 
 // The clock has just reached the start of a slot of `from_level`, now
@@ -70,7 +70,7 @@ template <bool Ms>
 void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **early)
 {
 	walk_lanes(chains, [this, from_level, early](tw_timer *t) TW_HOT_LAMBDA {
-		uint64_t exp_tick = tick_of_expiry(t->expires, Ms);
+		uint64_t exp_tick = geo.tick_of_expiry(t->expires, Ms);
 		TW_ASSERT(exp_tick > woke_tick, "open");
 		unsigned align = tw::align_of(t);
 		unsigned to_level;
@@ -78,7 +78,7 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 			// Never before its tick: no bound announced an earlier one
 			// (and the last event by a target is taken on a wheel
 			// without windows only).
-			TW_ASSERT(early ? !align : fire_tick(exp_tick, align) == now_tick, "stay");
+			TW_ASSERT(early ? !align : geo.fire_tick(exp_tick, align) == now_tick, "stay");
 			if (early) {
 				t->tw__next = *early;
 				*early = t;
@@ -129,7 +129,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 
 		now_tick = event;
 		tw_timer *chains[tw::lanes];
-		size_t index = index_of(level, slot);
+		size_t index = geo.index_of(level, slot);
 		TW_ASSERT(!slots[index].empty(), "bitmaps");
 		slots[index].take_all(chains);
 		emptied(index);
@@ -142,7 +142,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			for (tw_timer *t = early, *next; t; t = next) {
 				next = t->tw__next;
 				// After what came due before: no earlier than the slot's start.
-				TW_ASSERT(tick_of_expiry(t->expires, default_geometry) >= event, "stay");
+				TW_ASSERT(geo.tick_of_expiry(t->expires, default_geometry) >= event, "stay");
 				make_due(t);
 			}
 			return;
@@ -174,11 +174,11 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 // opened, all its timers for a few of them.
 TW_NOINLINE void tw_wheel::fire_open_windows()
 {
-	if (now_tick >= last_tick)
+	if (now_tick >= geo.last_tick)
 		return;
 	for (unsigned align = 1; align <= widest; align++) {
 		uint64_t mask = (uint64_t{1} << align) - 1;
-		if ((now_tick | mask) >= last_tick)
+		if ((now_tick | mask) >= geo.last_tick)
 			return; // no multiple of 2^align, nor of any larger power, is left
 		take_opened(calc_wheel_index((now_tick | mask) + 1));
 	}
@@ -199,19 +199,19 @@ void tw_wheel::take_opened(size_t index)
 {
 	// An empty slot's bound is UINT64_MAX too, but the bitmap answers
 	// without touching the slot.
-	if (!(occupied[level_of(index)] >> slot_of(index) & 1))
+	if (!(occupied[geo.level_of(index)] >> geo.slot_of(index) & 1))
 		return;
 	tw::slot &s = slots[index];
 	if (s.min_open > now_tick)
 		return;
 	uint64_t last = slot_last(index);
-	bool coarse = level_of(index) > 0;
+	bool coarse = geo.level_of(index) > 0;
 	uint64_t open_bound = s.min_open;
 	tw_timer *chains[tw::lanes];
 	s.take_all(chains);
 	unsigned lane = 0; // the kept timers, dealt out again in turn
 	walk_lanes(chains, [&](tw_timer *t) TW_HOT_LAMBDA {
-		uint64_t exp_tick = tick_of_expiry(t->expires);
+		uint64_t exp_tick = geo.tick_of_expiry(t->expires);
 		TW_ASSERT(!tw::align_of(t) || exp_tick >= open_bound, "bound");
 		TW_ASSERT(tw::align_of(t) <= widest, "window");
 		if (exp_tick <= now_tick) {
@@ -219,7 +219,7 @@ void tw_wheel::take_opened(size_t index)
 			stats.cascaded += coarse;
 		} else {
 			unsigned align = tw::align_of(t);
-			s.push(t, lane++, fire_tick(exp_tick, align), align ? exp_tick : tw::no_open);
+			s.push(t, lane++, geo.fire_tick(exp_tick, align), align ? exp_tick : tw::no_open);
 		}
 	});
 	if (s.empty())
@@ -325,9 +325,9 @@ TW_COLD int tw_wheel::refuse_advance() const
 TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
 	// The default geometry's tick as a constant: no load of the divider.
-	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : per_tick.quotient(now);
+	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : geo.per_tick.quotient(now);
 	if (target_tick < quiet_below && now >= now_ns && !requests_pending()) {
-		TW_ASSERT(quiet_below <= calc_quiet() && target_tick == tick_of_now(now), "quiet");
+		TW_ASSERT(quiet_below <= calc_quiet() && target_tick == geo.tick_of_now(now), "quiet");
 		now_tick = target_tick;
 		now_ns = now;
 		stats.idle_advances++;
@@ -357,8 +357,8 @@ TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned
 		return refuse_advance();
 	if (now < now_ns)
 		return 0;
-	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
-	uint64_t target_tick = clock_tick(now, quotient);
+	TW_ASSERT(now_tick == geo.tick_of_now(now_ns), "clock");
+	uint64_t target_tick = geo.clock_tick(now, quotient);
 	if (due.first || requests_pending())
 		return advance_events(now, target_tick, budget);
 	uint64_t event = next_event_tick();

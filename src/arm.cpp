@@ -109,9 +109,9 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	size_t index = index_of(t);
-	uint64_t exp_tick = tick_of_expiry(expires);
+	uint64_t exp_tick = geo.tick_of_expiry(expires);
 	unsigned align = window_align(t, exp_tick, slack);
-	uint64_t tick = fire_tick(exp_tick, align);
+	uint64_t tick = geo.fire_tick(exp_tick, align);
 	if (stays(index, exp_tick, tick, align)) {
 		t->expires = expires;
 		set_window(t, align);

@@ -196,7 +196,7 @@ TW_API uint64_t tw_tick(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->tick_ns;
+	return w->geo.tick_ns;
 }
 
 TW_API int tw_set_notify(tw_wheel *w, tw_notify_fn fn, void *arg)
@@ -303,8 +303,8 @@ TW_API int tw_timer_bucket(const tw_wheel *w, const tw_timer *t, unsigned *level
 		return -EINVAL;
 	if (t->tw__where == tw::where_due)
 		return 1;
-	*level = w->level_of(tw_wheel::index_of(t));
-	*slot = w->slot_of(tw_wheel::index_of(t));
+	*level = w->geo.level_of(tw_wheel::index_of(t));
+	*slot = w->geo.slot_of(tw_wheel::index_of(t));
 	return 0;
 }
 

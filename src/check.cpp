@@ -72,8 +72,8 @@ typedef unsigned long long ull;
 // A timer's place in bucket `index`: stay, open and window.
 int check_place(const tw_wheel *w, const tw_timer *t, size_t index, uint64_t exp_tick)
 {
-	unsigned level = w->level_of(index), slot = w->slot_of(index), align = tw::align_of(t);
-	uint64_t tick = w->fire_tick(exp_tick, align);
+	unsigned level = w->geo.level_of(index), slot = w->geo.slot_of(index), align = tw::align_of(t);
+	uint64_t tick = w->geo.fire_tick(exp_tick, align);
 	if (tick <= w->now_tick)
 		return broken("stay: timer %p (tick %llu) is in the wheel at clock tick %llu: missed", (const void *)t,
 			      (ull)tick, (ull)w->now_tick);
@@ -97,7 +97,7 @@ int check_place(const tw_wheel *w, const tw_timer *t, size_t index, uint64_t exp
 int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *pprev, size_t index)
 {
 	const tw::slot &s = w->slots[index];
-	unsigned level = w->level_of(index), slot = w->slot_of(index);
+	unsigned level = w->geo.level_of(index), slot = w->geo.slot_of(index);
 	if (int err = check_timer(w, t, pprev))
 		return err;
 	if (!tw_wheel::in_slot(t) || tw_wheel::index_of(t) != index)
@@ -106,8 +106,8 @@ int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *ppre
 	if (!t->expires)
 		return broken("stay: timer %p in level %u slot %u expires at 0, not after the clock", (const void *)t,
 			      level, slot);
-	uint64_t exp_tick = w->tick_of_expiry(t->expires);
-	uint64_t tick = w->fire_tick(exp_tick, tw::align_of(t));
+	uint64_t exp_tick = w->geo.tick_of_expiry(t->expires);
+	uint64_t tick = w->geo.fire_tick(exp_tick, tw::align_of(t));
 	if (tw::align_of(t) && exp_tick < s.min_open)
 		return broken("bound: timer %p (expiry tick %llu) is earlier than its slot's bound on expiries %llu: "
 			      "its window would open unseen",
@@ -122,7 +122,7 @@ int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *ppre
 // bitmaps and bound for one slot, then each of its timers.
 int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 {
-	size_t index = w->index_of(level, slot);
+	size_t index = w->geo.index_of(level, slot);
 	const tw::slot &s = w->slots[index];
 	bool bit = w->occupied[level] >> slot & 1;
 	if (bit == s.empty())
@@ -148,8 +148,8 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 // wheel finds the next one with a plain bit scan and would skip any other.
 int check_bitmaps_ahead(const tw_wheel *w)
 {
-	for (unsigned level = 0; level < w->levels; level++) {
-		unsigned digit = tw::calc_wheel_slot(w->now_tick, level, w->slot_bits, w->slot_mask);
+	for (unsigned level = 0; level < w->geo.levels; level++) {
+		unsigned digit = tw::calc_wheel_slot(w->now_tick, level, w->geo.slot_bits, w->geo.slot_mask);
 		uint64_t behind = digit >= 63 ? ~uint64_t{0} : (uint64_t{2} << digit) - 1;
 		if (w->occupied[level] & behind)
 			return broken("ahead: level %u: slot at or before the clock's digit %u is occupied (bitmap %#llx)",
@@ -163,28 +163,28 @@ int check_bitmaps_ahead(const tw_wheel *w)
 // The invariants listed in wheel.hpp, in that order.
 int tw_wheel::check() const
 {
-	if (now_tick != tick_of_now(now_ns))
+	if (now_tick != geo.tick_of_now(now_ns))
 		return broken("clock: tick %llu for now %llu ns", (unsigned long long)now_tick,
 			      (unsigned long long)now_ns);
 	if (notified > next_expiry() && !running())
 		return broken("notified: %llu is later than the next expiry %llu: a backend would sleep too long",
 			      (unsigned long long)notified, (unsigned long long)next_expiry());
-	for (unsigned level = 0; level < levels; level++) {
+	for (unsigned level = 0; level < geo.levels; level++) {
 		bool bit = level_mask >> level & 1;
 		if (bit != (occupied[level] != 0))
 			return broken("bitmaps: level %u: level mask says %s, bitmap %#llx", level,
 				      bit ? "occupied" : "empty", (unsigned long long)occupied[level]);
 	}
-	if (levels < 64 && level_mask >> levels)
+	if (geo.levels < 64 && level_mask >> geo.levels)
 		return broken("bitmaps: level mask %#llx has bits above %u levels", (unsigned long long)level_mask,
-			      levels);
+			      geo.levels);
 	if (int err = check_bitmaps_ahead(this))
 		return err;
 	size_t seen = 0;
 	if (int err = check_due_list(this, &seen)) // links, due
 		return err;
-	for (unsigned level = 0; level < levels; level++)
-		for (unsigned slot = 0; slot <= slot_mask; slot++)
+	for (unsigned level = 0; level < geo.levels; level++)
+		for (unsigned slot = 0; slot <= geo.slot_mask; slot++)
 			if (int err = check_slot(this, level, slot, &seen)) // bitmaps, bound, links, stay, open, window
 				return err;
 	if (seen != count())

@@ -40,17 +40,17 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 template <bool Ms>
 TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming)
 {
-	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : slot_bits;
+	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : geo.slot_bits;
 	unsigned b = tw::msb64(tick ^ now_tick);
-	unsigned shift = shift_of_bit[b];
+	unsigned shift = geo.shift_of_bit[b];
 	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
 	TW_ASSERT(digits << shift == slot_start(calc_wheel_index(tick)), "quiet");
 	if (arming)
 		lower_quiet(digits << shift);
 	uint64_t slot = digits & ((uint64_t{1} << bits) - 1);
-	unsigned level = level_of_bit[b];
-	size_t where = where0_of_bit[b] + slot;
-	TW_ASSERT(where == where_of(calc_wheel_index(tick)), "bitmaps");
+	unsigned level = geo.level_of_bit[b];
+	size_t where = geo.where0_of_bit[b] + slot;
+	TW_ASSERT(where == geo.where_of(calc_wheel_index(tick)), "bitmaps");
 	// The bitmaps and slots follow the wheel in its allocation (create()):
 	// with the default geometry, at offsets known here.
 	uint64_t *bits_at = Ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
@@ -69,7 +69,7 @@ template <bool Ms> TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t 
 {
 	claim(t, expires);
 	tw::clear_align(t);
-	uint64_t tick = tick_of_expiry(expires, Ms);
+	uint64_t tick = geo.tick_of_expiry(expires, Ms);
 	enqueue<Ms>(t, tick, tw::no_open, tick, true);
 }
 
@@ -78,7 +78,7 @@ template <bool Ms> TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t 
 TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned align)
 {
 	set_window(t, align);
-	enqueue<false>(t, fire_tick(exp_tick, align), align ? exp_tick : tw::no_open, exp_tick, true);
+	enqueue<false>(t, geo.fire_tick(exp_tick, align), align ? exp_tick : tw::no_open, exp_tick, true);
 }
 
 // A timer's alignment, and the bound every search of opened windows
@@ -113,7 +113,7 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 		quiet_below = 0;
 		return;
 	}
-	uint64_t exp_tick = tick_of_expiry(expires);
+	uint64_t exp_tick = geo.tick_of_expiry(expires);
 	place(t, exp_tick, window_align(t, exp_tick, slack));
 }
 
@@ -121,8 +121,8 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 inline void tw_wheel::emptied(size_t index)
 {
 	slots[index].min_tick = slots[index].min_open = UINT64_MAX;
-	unsigned level = level_of(index);
-	occupied[level] &= ~(uint64_t{1} << slot_of(index));
+	unsigned level = geo.level_of(index);
+	occupied[level] &= ~(uint64_t{1} << geo.slot_of(index));
 	if (!occupied[level])
 		level_mask &= ~(uint64_t{1} << level);
 }

@@ -33,7 +33,7 @@ int tw_wheel::walk(tw_walk_fn fn, void *arg) const
 	for (uint64_t levels_left = level_mask; levels_left; levels_left &= levels_left - 1) {
 		unsigned level = tw::lsb64(levels_left);
 		for (uint64_t bits = occupied[level]; bits; bits &= bits - 1) {
-			size_t index = index_of(level, tw::lsb64(bits));
+			size_t index = geo.index_of(level, tw::lsb64(bits));
 			TW_ASSERT(!slots[index].empty(), "bitmaps");
 			int stop = slots[index].each([fn, arg](tw_timer *t, tw_timer *const *) {
 				return fn(t, t->expires, arg);

@@ -51,7 +51,7 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 
 int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now)
 {
-	unsigned levels = levels_for(tick_ns, slot_bits);
+	unsigned levels = tw::geometry::levels_for(tick_ns, slot_bits);
 	static_assert(sizeof(tw::slot) % alignof(uint64_t) == 0, "slots follow the bitmaps");
 	uint32_t id = tw::ids::take();
 	if (!id)
@@ -62,18 +62,18 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 		return -ENOMEM;
 	}
 	w->id = id;
-	w->init(tick_ns, slot_bits);
-	w->default_geometry = w->is_default();
-	TW_ASSERT(!w->default_geometry || w->levels == default_levels, "bitmaps");
+	w->geo.init(tick_ns, slot_bits);
+	w->default_geometry = w->geo.is_default();
+	TW_ASSERT(!w->default_geometry || w->geo.levels == default_levels, "bitmaps");
 	w->now_ns = now;
-	w->now_tick = w->tick_of_now(now);
+	w->now_tick = w->geo.tick_of_now(now);
 	w->woke_tick = w->now_tick;
-	w->quiet_below = w->last_whole_tick; // empty: no event
-	w->default_slack = w->slack_ticks(slack_ns);
+	w->quiet_below = w->geo.last_whole_tick; // empty: no event
+	w->default_slack = w->geo.slack_ticks(slack_ns);
 	w->exact_arms = w->default_geometry && !w->default_slack;
 	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
 	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
-	for (size_t i = 0; i < w->nslots(); i++)
+	for (size_t i = 0; i < w->geo.nslots(); i++)
 		w->slots[i].clear();
 	w->due.init();
 	w->notified = 0; // no hook yet: see set_notify()
@@ -95,14 +95,14 @@ void tw_wheel::idle_all_timers()
 	for (tw_timer *t = ready; t; t = t->tw__next)
 		t->tw__where = tw::where_idle, t->tw__owner = 0;
 	ready = nullptr;
-	for (size_t i = 0; i < nslots(); i++) {
+	for (size_t i = 0; i < geo.nslots(); i++) {
 		slots[i].each([](tw_timer *t, tw_timer *const *) {
 			t->tw__where = tw::where_idle, t->tw__owner = 0;
 			return 0;
 		});
 		slots[i].clear();
 	}
-	for (unsigned level = 0; level < levels; level++)
+	for (unsigned level = 0; level < geo.levels; level++)
 		occupied[level] = 0;
 	level_mask = 0;
 	widest = 0;
@@ -197,7 +197,7 @@ unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t s
 		return 0;
 	if (tw::is_periodic(t))
 		return slack == UINT64_MAX ? 63 : tw::msb64(slack + 1);
-	uint64_t last = slack >= last_tick - exp_tick ? last_tick : exp_tick + slack;
+	uint64_t last = slack >= geo.last_tick - exp_tick ? geo.last_tick : exp_tick + slack;
 	return tw::msb64((exp_tick - 1) ^ last);
 }
 
@@ -207,20 +207,20 @@ unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t s
 // that it does; the stay rule, the window search and tw_check() ask here.
 size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 {
-	unsigned level = level_of_bit[tw::msb64(exp_tick ^ now_tick)];
-	return index_of(level, tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask));
+	unsigned level = geo.level_of_bit[tw::msb64(exp_tick ^ now_tick)];
+	return geo.index_of(level, tw::calc_wheel_slot(exp_tick, level, geo.slot_bits, geo.slot_mask));
 }
 
 // The tick at which a bucket comes due (its cascade point).
 uint64_t tw_wheel::slot_start(size_t index) const
 {
-	return slot_start_at(level_of(index), slot_of(index));
+	return slot_start_at(geo.level_of(index), geo.slot_of(index));
 }
 
 // The last tick a bucket spans (UINT64_MAX for one that reaches past it).
 uint64_t tw_wheel::slot_last(size_t index) const
 {
-	uint64_t start = slot_start(index), width = uint64_t{1} << (level_of(index) * slot_bits);
+	uint64_t start = slot_start(index), width = uint64_t{1} << (geo.level_of(index) * geo.slot_bits);
 	return start > UINT64_MAX - (width - 1) ? UINT64_MAX : start + (width - 1);
 }
 
@@ -244,7 +244,7 @@ uint64_t tw_wheel::next_firing_tick() const
 	unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
 	if (!first_occupied(&level, &slot))
 		return UINT64_MAX;
-	return slot_bound(index_of(level, slot));
+	return slot_bound(geo.index_of(level, slot));
 }
 
 uint64_t tw_wheel::next_expiry() const
@@ -253,7 +253,7 @@ uint64_t tw_wheel::next_expiry() const
 	if (due.first || ready)
 		return now_ns;
 	uint64_t tick = next_firing_tick();
-	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
+	return tick == UINT64_MAX ? UINT64_MAX : geo.ns_of_tick(tick);
 }
 
 void tw_wheel::notify_now(uint64_t when)

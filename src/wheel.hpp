@@ -146,9 +146,10 @@ struct slot {
 
 namespace tw {
 
-// The parts of a wheel, each held by value in struct tw_wheel (as a base,
-// so that the algorithm names their fields as its own), each with the
-// invariants it keeps. tw_check names an invariant when one breaks, and
+// The parts of a wheel, each held by value in struct tw_wheel, each with
+// the invariants it keeps: a named member, or a base while the algorithm
+// still names the part's fields as its own (bases lie ahead of members,
+// so the hot parts are the bases). tw_check names an invariant when one breaks, and
 // debug builds assert each by name where the code relies on it
 // (TW_ASSERT). The fields an arm, a cancel and a re-arm read come first,
 // in the parts they belong to (the clock, the lifetime, the policy, the
@@ -281,8 +282,8 @@ struct tw_wheel : tw::wheel_clock,
 		  tw::buckets,
 		  tw::hook,
 		  tw::due_queue,
-		  tw::counters,
-		  tw::geometry {
+		  tw::counters {
+	tw::geometry geo;
 	tw::lateness_histogram lateness;
 	// Requests from other threads (request_queue.hpp): the only fields
 	// that posting threads touch, and only through compiler.hpp's atomics. A
@@ -349,7 +350,6 @@ struct tw_wheel : tw::wheel_clock,
 
 	// The bucket a timer in a slot is in (geometry::index_of() names them).
 	static bool in_slot(const tw_timer *t) { return t->tw__where >= tw::where_slot0; }
-	using tw::geometry::index_of;
 	static size_t index_of(const tw_timer *t) { return t->tw__where - tw::where_slot0; }
 
 	// helpers shared by the algorithm, check.cpp and dump.cpp
@@ -358,8 +358,8 @@ struct tw_wheel : tw::wheel_clock,
 	uint64_t slot_start(size_t index) const;
 	uint64_t slot_start_at(unsigned level, unsigned slot) const
 	{
-		uint64_t start = (now_tick & level_high[level]) | uint64_t{slot} << level_shift[level];
-		TW_ASSERT(start == tw::calc_slot_start(now_tick, level, slot, slot_bits), "clock");
+		uint64_t start = (now_tick & geo.level_high[level]) | uint64_t{slot} << geo.level_shift[level];
+		TW_ASSERT(start == tw::calc_slot_start(now_tick, level, slot, geo.slot_bits), "clock");
 		return start;
 	}
 	uint64_t slot_last(size_t index) const;
@@ -388,7 +388,7 @@ struct tw_wheel : tw::wheel_clock,
 	uint64_t calc_quiet() const;
 	// The bound for a next event at tick `event`: no later than the last
 	// whole tick, whose quotient UINT64_MAX shares (tick_of_now()).
-	uint64_t quiet_of(uint64_t event) const { return event < last_whole_tick ? event : last_whole_tick; }
+	uint64_t quiet_of(uint64_t event) const { return event < geo.last_whole_tick ? event : geo.last_whole_tick; }
 	void lower_quiet(uint64_t start)
 	{
 		if (start < quiet_below)
@@ -463,7 +463,7 @@ inline bool tw_wheel::stays(size_t index, uint64_t exp_tick, uint64_t tick, unsi
 inline bool tw_wheel::stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const
 {
 	bool later = !slack && !tw::align_of(t) && expires >= t->expires;
-	TW_ASSERT(!later || stays(index_of(t), tick_of_expiry(expires), tick_of_expiry(expires), 0), "stay");
+	TW_ASSERT(!later || stays(index_of(t), geo.tick_of_expiry(expires), geo.tick_of_expiry(expires), 0), "stay");
 	return later;
 }
 
