@@ -49,7 +49,7 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 // registers that the exact timers' loop needs.
 template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint64_t exp_tick, unsigned align)
 {
-	return enqueue<Ms>(t, geo.fire_tick(exp_tick, align), exp_tick, stats.placed++, false);
+	return enqueue<Ms>(t, geo.fire_tick(exp_tick, align), exp_tick, counts.placed(), false);
 }
 
 // The clock has just reached the start of a slot of `from_level`, now
@@ -87,13 +87,13 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 			}
 			to_level = 0;
 		} else if (!align) {
-			// the arms' placements are derived (stats_now())
-			to_level = enqueue<Ms>(t, exp_tick, tw::no_open, stats.placed++, false);
+			// the arms' placements are derived (counters::stats())
+			to_level = enqueue<Ms>(t, exp_tick, tw::no_open, counts.placed(), false);
 		} else {
 			to_level = place_window<Ms>(t, exp_tick, align);
 		}
 		if (to_level < from_level)
-			stats.cascaded++;
+			counts.cascaded(1);
 	});
 }
 
@@ -216,7 +216,7 @@ void tw_wheel::take_opened(size_t index)
 		TW_ASSERT(tw::align_of(t) <= widest, "window");
 		if (exp_tick <= now_tick) {
 			make_due(t);
-			stats.cascaded += coarse;
+			counts.cascaded(coarse);
 		} else {
 			unsigned align = tw::align_of(t);
 			s.push(t, lane++, geo.fire_tick(exp_tick, align), align ? exp_tick : tw::no_open);
@@ -265,7 +265,7 @@ int tw_wheel::run_expired_timers(unsigned budget)
 	for (tw_timer *t; (t = ready);) {
 		unlink(t);
 		record_lateness(t->expires);
-		stats.fired++; // and count()
+		counts.fired();
 		if (tw::is_periodic(t))
 			rearm_periodic(t);
 		if (fired < INT32_MAX)
@@ -297,9 +297,9 @@ TW_NOINLINE int tw_wheel::tell_next_expiry()
 TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 {
 	if (fired)
-		stats.advances++;
+		counts.advanced_firing();
 	else
-		stats.idle_advances++;
+		counts.advanced_idle();
 	if (notify)
 		notify_now(next_expiry());
 	return fired;
@@ -313,7 +313,7 @@ TW_COLD int tw_wheel::refuse_advance() const
 // Most advances of a loop that polls find nothing to do: no request, no
 // due timer, and no slot coming due by the target. The quiet rule
 // (wheel.hpp) tells them so in one comparison, and they only move the
-// clock and count themselves once (stats_now()). Such an advance is no
+// clock and count themselves once (counters::stats()). Such an advance is no
 // wake-up either, so there are no windows to look for: the next expiry is
 // no earlier than the first event's tick, which lies after the target's.
 // The quotient is the clock's tick for every time but UINT64_MAX, whose
@@ -330,7 +330,7 @@ TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 		TW_ASSERT(quiet_below <= calc_quiet() && target_tick == geo.tick_of_now(now), "quiet");
 		now_tick = target_tick;
 		now_ns = now;
-		stats.idle_advances++;
+		counts.advanced_idle();
 		if (TW_UNLIKELY(notify != nullptr))
 			return tell_next_expiry();
 		return 0;

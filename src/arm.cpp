@@ -17,7 +17,7 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 {
 	if (!notify)
 		return;
-	bool was_empty = was_idle && count() == 1;
+	bool was_empty = was_idle && counts.count() == 1;
 	if (running() || (expires >= notified && !was_empty)) {
 		TW_ASSERT(running() || notified <= next_expiry(), "notified");
 		return;
@@ -71,7 +71,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > now_ns && stays_later(t, expires, slack)) {
 		t->expires = expires;
-		in_place++;
+		counts.rearmed_in_place();
 		return 1;
 	}
 	return remod(t, expires, slack);
@@ -96,7 +96,7 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 		rearm_in_slot(t, expires, slack);
 	} else {
 		unlink(t);
-		moved++;
+		counts.moved();
 		arm(t, expires, slack);
 	}
 	notify_armed(expires, false);
@@ -115,12 +115,12 @@ void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
 	if (stays(index, exp_tick, tick, align)) {
 		t->expires = expires;
 		set_window(t, align);
-		in_place++;
+		counts.rearmed_in_place();
 		slots[index].lower(tick, align ? exp_tick : tw::no_open);
 		return;
 	}
 	unlink(t);
-	moved++;
+	counts.moved();
 	claim(t, expires);
 	place(t, exp_tick, align);
 }
@@ -134,7 +134,7 @@ int tw_wheel::del(tw_timer *t)
 		return refuse_del(t);
 	TW_ASSERT(t->tw__where != tw::where_idle, "links");
 	unlink(t);
-	stats.cancelled++;
+	counts.cancelled();
 	if (TW_UNLIKELY(notify != nullptr))
 		return notify_cancelled();
 	return 1;
@@ -143,7 +143,7 @@ int tw_wheel::del(tw_timer *t)
 // A hook hears that the wheel is empty now (tw_del() returns 1).
 TW_NOINLINE int tw_wheel::notify_cancelled()
 {
-	if (count() == 0 && !running())
+	if (counts.count() == 0 && !running())
 		notify_now(UINT64_MAX);
 	return 1;
 }

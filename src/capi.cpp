@@ -188,7 +188,7 @@ TW_API size_t tw_count(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->count();
+	return w->counts.count();
 }
 
 TW_API uint64_t tw_tick(const tw_wheel *w)
@@ -263,7 +263,7 @@ TW_API int tw_get_stats(const tw_wheel *w, tw_stats *out)
 	if (!w || !out)
 		return -EINVAL;
 	TW_LIVE(w);
-	*out = w->stats_now();
+	*out = w->counts.stats();
 	return 0;
 }
 

@@ -187,8 +187,8 @@ int tw_wheel::check() const
 		for (unsigned slot = 0; slot <= geo.slot_mask; slot++)
 			if (int err = check_slot(this, level, slot, &seen)) // bitmaps, bound, links, stay, open, window
 				return err;
-	if (seen != count())
-		return broken("count: count says %zu armed timers, the lists hold %zu", count(), seen);
+	if (seen != counts.count())
+		return broken("count: count says %zu armed timers, the lists hold %zu", counts.count(), seen);
 	if (quiet_below > calc_quiet())
 		return broken("quiet: bound %llu is later than %llu: an advance would skip the next event",
 			      (unsigned long long)quiet_below, (unsigned long long)calc_quiet());

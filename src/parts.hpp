@@ -7,12 +7,75 @@
 #ifndef TW_PARTS_HPP
 #define TW_PARTS_HPP
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "compiler.hpp"
 #include "level.hpp"
 #include "timerwheel.h"
 
 namespace tw {
+
+// A part's one-line steps, inlined with the hot paths that take them, as
+// their own fields' increments were: an inline function's call left for
+// the later inliner counts, meanwhile, as a call, and makes its branch
+// look unlikely to the compiler's layout of blocks.
+#define TW_PART inline TW_ALWAYS_INLINE
+
+// The counters, the figures of tw_get_stats() and count(), the armed
+// timers. Each is derived from the increments that the paths which arm and
+// remove make anyway, one each: an arm counts itself once, as the claim of
+// an idle timer (which count() reads too) or as a re-arm in place; a
+// claimed timer goes into a slot unless it is due at once, so the cascades
+// count only their own placements; each removal is cancelled, fired, moved
+// (unlinked by tw_mod() to be claimed again) or idled by a destroy; an
+// advance counts itself once, as one that fired or an idle one, so that
+// the quiet advance of a polling loop pays one increment.
+//
+//  count     count() is the number of timers on all the lists.
+class counters {
+public:
+	// Arms.
+	TW_PART void claimed() { stats_.armed++; }
+	TW_PART void claimed_due() { due_arms_++; }
+	TW_PART void rearmed_in_place() { in_place_++; }
+	// Removals.
+	TW_PART void cancelled() { stats_.cancelled++; }
+	TW_PART void fired() { stats_.fired++; }
+	TW_PART void moved() { moved_++; }
+	TW_PART void idled(size_t timers) { idled_ += timers; }
+	// A cascade's placement: the placements before it, which deal the
+	// timers out to the lanes in turn.
+	TW_PART uint64_t placed() { return stats_.placed++; }
+	TW_PART void cascaded(uint64_t timers) { stats_.cascaded += timers; }
+	// Advances and the hook.
+	TW_PART void advanced_firing() { stats_.advances++; }
+	TW_PART void advanced_idle() { stats_.idle_advances++; }
+	TW_PART void told_hook() { stats_.notifies++; }
+	TW_PART void rearmed_os_timer() { stats_.os_rearms++; }
+
+	TW_PART size_t count() const
+	{
+		return static_cast<size_t>(stats_.armed - stats_.cancelled - stats_.fired - moved_ - idled_);
+	}
+
+	// As tw_get_stats() gives them.
+	tw_stats stats() const
+	{
+		tw_stats s = stats_;
+		s.placed += s.armed - due_arms_;
+		s.armed += in_place_;
+		s.advances += s.idle_advances;
+		return s;
+	}
+
+private:
+	tw_stats stats_;    // armed: claims only; placed: the cascades' only; advances: those that fired
+	uint64_t in_place_; // tw_mod() re-arms that left the timer where it was
+	uint64_t moved_;
+	uint64_t idled_;
+	uint64_t due_arms_; // claims that went to the due list, not into a slot
+};
 
 // The lateness histogram (tw_get_lateness()): each firing counted in the
 // bucket of its lateness's bit width, 0 for none and b for [2^(b-1), 2^b).
@@ -20,7 +83,7 @@ namespace tw {
 // division too.
 class lateness_histogram {
 public:
-	void record(uint64_t late_ns)
+	TW_PART void record(uint64_t late_ns)
 	{
 		late_[late_ns ? bit_width(late_ns) : 0]++;
 		if (late_ns > max_)

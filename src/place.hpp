@@ -22,7 +22,7 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 {
 	t->expires = expires;
 	t->tw__owner = id;
-	stats.armed++; // and count()
+	counts.claimed();
 }
 
 // The one placement: a timer firing at `tick`, after the clock, goes into
@@ -109,7 +109,7 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 		// Due now. A periodic timer keeps its alignment for its re-arms.
 		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
 		make_due(t);
-		due_arms++;
+		counts.claimed_due();
 		quiet_below = 0;
 		return;
 	}
@@ -130,7 +130,7 @@ inline void tw_wheel::emptied(size_t index)
 TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
 {
 	TW_ASSERT(*t->tw__pprev == t, "links");
-	TW_ASSERT(count() > 0, "count");
+	TW_ASSERT(counts.count() > 0, "count");
 	// Every list is an hlist, the due list too: a timer with a successor
 	// leaves any of them the same way, and only the last one of a list
 	// asks which list it was on.

@@ -106,7 +106,7 @@ void tw_wheel::idle_all_timers()
 		occupied[level] = 0;
 	level_mask = 0;
 	widest = 0;
-	idled += count();
+	counts.idled(counts.count());
 }
 
 // A destroyed wheel's timers are idle at once, so the program may release
@@ -265,26 +265,10 @@ void tw_wheel::notify_now(uint64_t when)
 	if (requests.has_wake() && publish_horizon(when))
 		when = now_ns;
 	notified = when;
-	stats.notifies++;
+	counts.told_hook();
 	holds |= tw::held_in_hook;
 	int touched = notify(this, when, notify_arg);
 	holds &= ~tw::held_in_hook;
 	if (touched)
-		stats.os_rearms++;
-}
-
-// The counters as tw_get_stats() gives them. An arm counts itself once, in
-// stats.armed if it claims an idle timer (which count() reads too), else
-// in in_place; a claimed timer is placed in a slot unless it is due at
-// once (due_arms), so stats.placed counts only the cascades' placements.
-// An advance counts itself
-// once, as idle or as one that fired (stats.advances), so that the quiet
-// advance of a polling loop pays one increment.
-tw_stats tw_wheel::stats_now() const
-{
-	tw_stats s = stats;
-	s.placed += s.armed - due_arms;
-	s.armed += in_place;
-	s.advances += s.idle_advances;
-	return s;
+		counts.rearmed_os_timer();
 }

@@ -240,21 +240,6 @@ struct due_queue {
 	tw_timer *ready; // while running: the due list detached, its callbacks not yet run
 };
 
-// The counters. count(), the armed timers, is derived from counters that
-// the paths which arm and remove keep anyway: stats.armed counts the timers
-// claimed from idle (stats_now() adds in_place), and each removal is
-// cancelled, fired, moved (unlinked by tw_mod to be claimed again) or
-// idled by destroy().
-//
-//  count     count() is the number of timers on all the lists.
-struct counters {
-	tw_stats stats; // read through stats_now(): `advances` here counts those that fired
-	uint64_t in_place; // tw_mod() re-arms that left the timer where it was
-	uint64_t moved;
-	uint64_t idled;
-	uint64_t due_arms; // claims that went to the due list, not into a slot (stats_now())
-};
-
 } // namespace tw
 
 // The invariants that tie the parts together, outside a call:
@@ -281,8 +266,8 @@ struct tw_wheel : tw::wheel_clock,
 		  tw::policy,
 		  tw::buckets,
 		  tw::hook,
-		  tw::due_queue,
-		  tw::counters {
+		  tw::due_queue {
+	tw::counters counts;
 	tw::geometry geo;
 	tw::lateness_histogram lateness;
 	// Requests from other threads (request_queue.hpp): the only fields
@@ -340,11 +325,6 @@ struct tw_wheel : tw::wheel_clock,
 	}
 	void get_lateness(tw_lateness *out) const;
 	int check() const;
-	tw_stats stats_now() const;
-	size_t count() const
-	{
-		return static_cast<size_t>(stats.armed - stats.cancelled - stats.fired - moved - idled);
-	}
 	void dump(FILE *out, bool verbose) const;
 	int walk(tw_walk_fn fn, void *arg) const;
 

@@ -56,10 +56,67 @@ static void check_lateness(unsigned randoms)
 		EXPECT(got.count[b] == want[b], "bucket %u: %" PRIu64 ", want %" PRIu64, b, got.count[b], want[b]);
 }
 
+// A random run of arms, removals, cascades and advances: count() against
+// the timers a model holds, and the figures of stats() against the model's
+// own count of each event.
+static void check_counters(unsigned steps)
+{
+	tw::counters c{};
+	uint64_t armed = 0, arms = 0, placed = 0, cascade_placed = 0, cascaded = 0, advances = 0, idle = 0, cancelled = 0, fired = 0;
+	for (unsigned i = 0; i < steps; i++) {
+		switch (test_rand(&rng) % 10) {
+		case 0: // a claim into a slot
+			c.claimed(), armed++, arms++, placed++;
+			break;
+		case 1: // a claim onto the due list
+			c.claimed(), c.claimed_due(), armed++, arms++;
+			break;
+		case 2:
+			c.rearmed_in_place(), arms++;
+			break;
+		case 3: // a move: out, and claimed again
+			if (armed)
+				c.moved(), c.claimed(), arms++, placed++;
+			break;
+		case 4:
+			if (armed)
+				c.cancelled(), armed--, cancelled++;
+			break;
+		case 5:
+			if (armed)
+				c.fired(), armed--, fired++;
+			break;
+		case 6: // a cascade's placement: its number deals the lane
+			EXPECT(c.placed() == cascade_placed, "step %u", i);
+			cascade_placed++, placed++;
+			c.cascaded(1), cascaded++;
+			break;
+		case 7:
+			c.advanced_firing(), advances++;
+			break;
+		case 8:
+			c.advanced_idle(), advances++, idle++;
+			break;
+		default: // a destroy idles them all
+			if (test_rand(&rng) % 8 == 0)
+				c.idled(c.count()), armed = 0;
+			break;
+		}
+		EXPECT(c.count() == armed, "step %u: count %zu, want %" PRIu64, i, c.count(), armed);
+	}
+	tw_stats s = c.stats();
+	EXPECT(s.armed == arms && s.placed == placed && s.cascaded == cascaded, "armed %" PRIu64 " placed %" PRIu64,
+	       s.armed, s.placed);
+	EXPECT(s.advances == advances && s.idle_advances == idle, "advances %" PRIu64, s.advances);
+	EXPECT(s.cancelled == cancelled && s.fired == fired, "cancelled %" PRIu64 " fired %" PRIu64, s.cancelled,
+	       s.fired);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned randoms = argc > 1 ? static_cast<unsigned>(atoi(argv[1])) : 1000;
 	check_lateness(randoms);
+	check_counters(randoms * 10);
 	printf("parts: %llu checks, %llu wrong\n", checked, wrong);
 	return wrong ? 1 : 0;
 }
