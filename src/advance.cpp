@@ -251,18 +251,11 @@ inline void tw_wheel::rearm_periodic(tw_timer *t)
 // the others stay due, in their order, ahead of what comes due later.
 int tw_wheel::run_expired_timers(unsigned budget)
 {
-	TW_ASSERT(!ready && !running(), "due");
+	TW_ASSERT(!due.next_ready() && !running(), "due");
 	int fired = 0;
 	holds |= tw::held_by_advance;
-	if (budget == no_budget) {
-		ready = due.first;
-		due.init();
-	} else {
-		ready = due.take_front(budget);
-	}
-	if (ready)
-		ready->tw__pprev = &ready;
-	for (tw_timer *t; (t = ready);) {
+	due.take_ready(budget);
+	for (tw_timer *t; (t = due.next_ready());) {
 		unlink(t);
 		record_lateness(t->expires);
 		counts.fired();
@@ -280,7 +273,7 @@ int tw_wheel::run_expired_timers(unsigned budget)
 // next advance has timers to run or must refuse.
 uint64_t tw_wheel::calc_quiet() const
 {
-	if (due.first || ready || refuses_advance())
+	if (due.any() || refuses_advance())
 		return 0;
 	return quiet_of(next_event_tick());
 }
@@ -359,7 +352,7 @@ TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned
 		return 0;
 	TW_ASSERT(now_tick == geo.tick_of_now(now_ns), "clock");
 	uint64_t target_tick = geo.clock_tick(now, quotient);
-	if (due.first || requests_pending())
+	if (due.waiting() || requests_pending())
 		return advance_events(now, target_tick, budget);
 	uint64_t event = next_event_tick();
 	if (event <= target_tick)
@@ -390,7 +383,7 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, uns
 	if (!level_mask)
 		widest = 0;
 	now_ns = now;
-	int fired = due.first ? run_expired_timers(budget) : 0;
+	int fired = due.waiting() ? run_expired_timers(budget) : 0;
 	if (destroyed()) {
 		settle_destroyed();
 		tw::release_if_unused(this);

@@ -56,14 +56,14 @@ int check_due_chain(const tw_wheel *w, tw_timer *const *head, const char *name, 
 int check_due_list(const tw_wheel *w, size_t *count)
 {
 	tw_timer *const *last = nullptr;
-	if (int err = check_due_chain(w, &w->due.first, "due", count, &last))
+	if (int err = check_due_chain(w, w->due.due_head(), "due", count, &last))
 		return err;
-	if (w->due.tail != last)
+	if (w->due.due_tail() != last)
 		return broken("due: the due list's tail pointer is not the last timer's next field");
-	if (int err = check_due_chain(w, &w->ready, "ready", count, &last))
+	if (int err = check_due_chain(w, w->due.ready_head(), "ready", count, &last))
 		return err;
-	if (w->ready && !w->running())
-		return broken("due: the ready list holds timer %p outside callbacks", (const void *)w->ready);
+	if (w->due.next_ready() && !w->running())
+		return broken("due: the ready list holds timer %p outside callbacks", (const void *)w->due.next_ready());
 	return 0;
 }
 

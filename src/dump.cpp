@@ -74,9 +74,9 @@ void tw_wheel::dump(FILE *out, bool verbose) const
 	fprintf(out, "wheel: now %llu ns (tick %llu), tick %llu ns, %u levels of %u slots, %zu armed\n",
 		(unsigned long long)now_ns, (unsigned long long)now_tick, (unsigned long long)geo.tick_ns, geo.levels,
 		1u << geo.slot_bits, counts.count());
-	fprintf(out, "  due      %zu\n", list_length(due.first));
+	fprintf(out, "  due      %zu\n", list_length(*due.due_head()));
 	if (verbose)
-		for (const tw_timer *t = due.first; t; t = t->tw__next)
+		for (const tw_timer *t = *due.due_head(); t; t = t->tw__next)
 			dump_expiry(t, out);
 	unsigned top = level_mask ? tw::msb64(level_mask) : 0;
 	for (unsigned level = 0; level <= top; level++) {

@@ -12,6 +12,7 @@
 
 #include "compiler.hpp"
 #include "level.hpp"
+#include "list.hpp"
 #include "timerwheel.h"
 
 namespace tw {
@@ -21,6 +22,56 @@ namespace tw {
 // the later inliner counts, meanwhile, as a call, and makes its branch
 // look unlikely to the compiler's layout of blocks.
 #define TW_PART inline TW_ALWAYS_INLINE
+
+// The due queue: the timers whose time has come, in the order they came
+// due (the due list), and while callbacks run, those that the advance took
+// off it to run (`ready`: a plain chain, whose first timer's pprev points
+// at it, so that unlinking one works as on any list).
+//
+//  due       the due list's tail is its last timer's next field; `ready`
+//            holds timers only while callbacks run.
+class due_queue {
+public:
+	void init()
+	{
+		due_.init();
+		ready_ = nullptr;
+	}
+	TW_PART void append(tw_timer *t) { due_.append(t); }
+	// A timer that had no successor left the due list or `ready`: only the
+	// due list's last moves its tail.
+	TW_PART void unlinked_last(const tw_timer *t) { due_.unlinked_last(t); }
+	// Timers wait for the next advance.
+	TW_PART bool waiting() const { return due_.first; }
+	// Timers wait, or this advance's callbacks have yet to run.
+	TW_PART bool any() const { return due_.first || ready_; }
+
+	// The advance takes the first n timers of the due list to run (n > 0),
+	// or with `all` the whole list (the common case, without a count).
+	static constexpr unsigned all = ~0u;
+	TW_PART void take_ready(unsigned n)
+	{
+		if (n == all) {
+			ready_ = due_.first;
+			due_.init();
+		} else {
+			ready_ = due_.take_front(n);
+		}
+		if (ready_)
+			ready_->tw__pprev = &ready_;
+	}
+	// The next callback to run; nullptr once they have all run.
+	TW_PART tw_timer *next_ready() const { return ready_; }
+
+	// The lists as they are linked, for the walks and checks.
+	tw_timer *const *due_head() const { return &due_.first; }
+	tw_timer *const *due_tail() const { return due_.tail; }
+	tw_timer *const *ready_head() const { return &ready_; }
+
+private:
+	tail_list due_;   // timers whose time has come, in the order they came due
+	tw_timer *ready_; // while running: the due list detached, its callbacks not yet run
+};
 
 // The counters, the figures of tw_get_stats() and count(), the armed
 // timers. Each is derived from the increments that the paths which arm and

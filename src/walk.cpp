@@ -26,9 +26,9 @@ int walk_chain(tw_timer *t, tw_walk_fn fn, void *arg)
 
 int tw_wheel::walk(tw_walk_fn fn, void *arg) const
 {
-	if (int stop = walk_chain(ready, fn, arg))
+	if (int stop = walk_chain(*due.ready_head(), fn, arg))
 		return stop;
-	if (int stop = walk_chain(due.first, fn, arg))
+	if (int stop = walk_chain(*due.due_head(), fn, arg))
 		return stop;
 	for (uint64_t levels_left = level_mask; levels_left; levels_left &= levels_left - 1) {
 		unsigned level = tw::lsb64(levels_left);

@@ -89,12 +89,11 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 // are all that tw_pending() reads.
 void tw_wheel::idle_all_timers()
 {
-	for (tw_timer *t = due.first; t; t = t->tw__next)
-		t->tw__where = tw::where_idle, t->tw__owner = 0;
+	tw_timer *const *heads[] = { due.due_head(), due.ready_head() };
+	for (tw_timer *const *head : heads)
+		for (tw_timer *t = *head; t; t = t->tw__next)
+			t->tw__where = tw::where_idle, t->tw__owner = 0;
 	due.init();
-	for (tw_timer *t = ready; t; t = t->tw__next)
-		t->tw__where = tw::where_idle, t->tw__owner = 0;
-	ready = nullptr;
 	for (size_t i = 0; i < geo.nslots(); i++) {
 		slots[i].each([](tw_timer *t, tw_timer *const *) {
 			t->tw__where = tw::where_idle, t->tw__owner = 0;
@@ -250,7 +249,7 @@ uint64_t tw_wheel::next_firing_tick() const
 uint64_t tw_wheel::next_expiry() const
 {
 	// From a callback, the timers of this advance still to run are due too.
-	if (due.first || ready)
+	if (due.any())
 		return now_ns;
 	uint64_t tick = next_firing_tick();
 	return tick == UINT64_MAX ? UINT64_MAX : geo.ns_of_tick(tick);

@@ -231,15 +231,6 @@ struct hook {
 	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
 };
 
-// The due queue.
-//
-//  due       the due list's tail is its last timer's next field; `ready`
-//            holds timers only while callbacks run.
-struct due_queue {
-	tail_list due;   // timers whose time has come, in the order they came due
-	tw_timer *ready; // while running: the due list detached, its callbacks not yet run
-};
-
 } // namespace tw
 
 // The invariants that tie the parts together, outside a call:
@@ -265,8 +256,8 @@ struct tw_wheel : tw::wheel_clock,
 		  tw::lifetime,
 		  tw::policy,
 		  tw::buckets,
-		  tw::hook,
-		  tw::due_queue {
+		  tw::hook {
+	tw::due_queue due;
 	tw::counters counts;
 	tw::geometry geo;
 	tw::lateness_histogram lateness;
@@ -307,7 +298,7 @@ struct tw_wheel : tw::wheel_clock,
 	int del(tw_timer *t);
 	// budget: at most that many callbacks, the other due timers left due
 	// for the next advance; no_budget for all of them.
-	static constexpr unsigned no_budget = ~0u;
+	static constexpr unsigned no_budget = tw::due_queue::all;
 	int refuse_del(const tw_timer *t);
 	int advance(uint64_t now);
 	int advance_budget(uint64_t now, unsigned budget);

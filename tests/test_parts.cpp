@@ -112,11 +112,83 @@ static void check_counters(unsigned steps)
 	       s.fired);
 }
 
+// The timers of a chain through tw__next, in order, each one's pprev
+// pointing at the link that points at it; the chain's last link.
+static size_t chain(tw_timer *const *head, tw_timer **out, size_t max, tw_timer *const **last)
+{
+	size_t n = 0;
+	tw_timer *const *pprev = head;
+	for (tw_timer *t = *head; t && n < max; pprev = &t->tw__next, t = *pprev) {
+		EXPECT(t->tw__pprev == pprev, "timer %zu: pprev", n);
+		out[n++] = t;
+	}
+	*last = pprev;
+	return n;
+}
+
+// A timer leaves whichever list it is on, as the wheel's unlink() does.
+static void unlink_due(tw::due_queue *q, tw_timer *t)
+{
+	if (tw::hlist_del(t))
+		q->unlinked_last(t);
+}
+
+// A random run of appends, removals and advances that take some or all of
+// the due list to run: both lists against a model of their order, and the
+// due list's tail at its last timer's next field.
+static void check_due_queue(unsigned steps)
+{
+	enum { max = 16 };
+	static tw_timer timers[max];
+	tw_timer *due[max], *ready[max], *got[max];
+	size_t ndue = 0, nready = 0, next = 0;
+	tw::due_queue q{};
+	q.init();
+	for (unsigned i = 0; i < steps; i++) {
+		uint64_t r = test_rand(&rng);
+		if (nready) { // a callback runs: the first ready timer goes
+			EXPECT(q.next_ready() == ready[0], "step %u", i);
+			unlink_due(&q, ready[0]);
+			memmove(ready, ready + 1, --nready * sizeof ready[0]);
+		} else if (r % 4 == 0 && ndue) { // an advance
+			unsigned n = r / 4 % 3 ? static_cast<unsigned>(1 + r / 16 % (ndue + 1)) : tw::due_queue::all;
+			size_t took = n < ndue ? n : ndue;
+			q.take_ready(n);
+			memcpy(ready, due, took * sizeof due[0]);
+			memmove(due, due + took, (ndue - took) * sizeof due[0]);
+			nready = took, ndue -= took;
+		} else if (r % 4 == 1 && ndue) { // a cancel, anywhere in the list
+			size_t at = r / 4 % ndue;
+			unlink_due(&q, due[at]);
+			memmove(due + at, due + at + 1, (--ndue - at) * sizeof due[0]);
+		} else if (ndue + nready < max) { // a timer comes due
+			tw_timer *t = &timers[next++ % max];
+			bool free = true;
+			for (size_t k = 0; k < ndue; k++)
+				free = free && due[k] != t;
+			for (size_t k = 0; k < nready; k++)
+				free = free && ready[k] != t;
+			if (free) {
+				q.append(t);
+				due[ndue++] = t;
+			}
+		}
+		tw_timer *const *last;
+		size_t n = chain(q.due_head(), got, max, &last);
+		EXPECT(n == ndue && !memcmp(got, due, n * sizeof got[0]), "step %u: due list", i);
+		EXPECT(q.due_tail() == last, "step %u: tail", i);
+		n = chain(q.ready_head(), got, max, &last);
+		EXPECT(n == nready && !memcmp(got, ready, n * sizeof got[0]), "step %u: ready", i);
+		EXPECT(q.waiting() == (ndue > 0) && q.any() == (ndue + nready > 0), "step %u", i);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	unsigned randoms = argc > 1 ? static_cast<unsigned>(atoi(argv[1])) : 1000;
 	check_lateness(randoms);
 	check_counters(randoms * 10);
+	check_due_queue(randoms * 10);
 	printf("parts: %llu checks, %llu wrong\n", checked, wrong);
 	return wrong ? 1 : 0;
 }
