@@ -293,7 +293,7 @@ TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 		counts.advanced_firing();
 	else
 		counts.advanced_idle();
-	if (notify)
+	if (hook.installed())
 		notify_now(next_expiry());
 	return fired;
 }
@@ -324,7 +324,7 @@ TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 		now_tick = target_tick;
 		now_ns = now;
 		counts.advanced_idle();
-		if (TW_UNLIKELY(notify != nullptr))
+		if (TW_UNLIKELY(hook.installed()))
 			return tell_next_expiry();
 		return 0;
 	}

@@ -15,15 +15,15 @@
 // the usual arm, later than the earliest, costs no more than this test.
 TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 {
-	if (!notify)
+	if (!hook.installed())
 		return;
 	bool was_empty = was_idle && counts.count() == 1;
-	if (running() || (expires >= notified && !was_empty)) {
-		TW_ASSERT(running() || notified <= next_expiry(), "notified");
+	if (running() || (expires >= hook.told() && !was_empty)) {
+		TW_ASSERT(running() || hook.told() <= next_expiry(), "notified");
 		return;
 	}
 	uint64_t next = next_expiry();
-	if (next < notified || was_empty)
+	if (next < hook.told() || was_empty)
 		notify_now(next);
 }
 
@@ -35,7 +35,7 @@ int tw_wheel::add_default(tw_timer *t, uint64_t expires)
 {
 	if (exact_arms && t->tw__where == tw::where_idle && expires > now_ns) {
 		arm_exact<true>(t, expires);
-		if (TW_UNLIKELY(notify != nullptr))
+		if (TW_UNLIKELY(hook.installed()))
 			return notify_added(expires);
 		return 0;
 	}
@@ -135,7 +135,7 @@ int tw_wheel::del(tw_timer *t)
 	TW_ASSERT(t->tw__where != tw::where_idle, "links");
 	unlink(t);
 	counts.cancelled();
-	if (TW_UNLIKELY(notify != nullptr))
+	if (TW_UNLIKELY(hook.installed()))
 		return notify_cancelled();
 	return 1;
 }

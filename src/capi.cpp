@@ -206,7 +206,7 @@ TW_API int tw_set_notify(tw_wheel *w, tw_notify_fn fn, void *arg)
 	TW_LIVE(w);
 	if (fn && w->destroyed())
 		return -EINVAL;
-	if (fn && w->notify)
+	if (fn && w->hook.installed())
 		return -EBUSY;
 	w->set_notify(fn, arg);
 	tw::release_if_unused(w); // the backend let go of a destroyed wheel
@@ -219,7 +219,7 @@ TW_API int tw_set_wake(tw_wheel *w, tw_wake_fn fn, void *arg)
 		return -EINVAL;
 	TW_LIVE(w);
 	w->requests.set_wake(fn, arg);
-	(void)w->publish_horizon(w->notified);
+	(void)w->publish_horizon(w->hook.told());
 	return 0;
 }
 

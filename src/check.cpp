@@ -166,9 +166,9 @@ int tw_wheel::check() const
 	if (now_tick != geo.tick_of_now(now_ns))
 		return broken("clock: tick %llu for now %llu ns", (unsigned long long)now_tick,
 			      (unsigned long long)now_ns);
-	if (notified > next_expiry() && !running())
+	if (hook.told() > next_expiry() && !running())
 		return broken("notified: %llu is later than the next expiry %llu: a backend would sleep too long",
-			      (unsigned long long)notified, (unsigned long long)next_expiry());
+			      (unsigned long long)hook.told(), (unsigned long long)next_expiry());
 	for (unsigned level = 0; level < geo.levels; level++) {
 		bool bit = level_mask >> level & 1;
 		if (bit != (occupied[level] != 0))

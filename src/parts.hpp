@@ -23,6 +23,38 @@ namespace tw {
 // look unlikely to the compiler's layout of blocks.
 #define TW_PART inline TW_ALWAYS_INLINE
 
+// The notify hook (tw_set_notify()): a backend's function, told the next
+// expiry whenever it moves earlier than the hook heard last, and when the
+// wheel becomes empty or holds a timer again.
+//
+//  notified  the hook was never told a time later than the next expiry, so
+//            a backend never sleeps past a timer.
+class hook {
+public:
+	// Install fn (nullptr removes the hook), its plans starting from the
+	// wheel's next expiry `next`; without a hook, told() is 0.
+	void set(tw_notify_fn fn, void *arg, uint64_t next)
+	{
+		fn_ = fn;
+		arg_ = fn ? arg : nullptr;
+		told_ = fn ? next : 0;
+	}
+	TW_PART bool installed() const { return fn_ != nullptr; }
+	// The last time the hook was told.
+	TW_PART uint64_t told() const { return told_; }
+	// Tell the hook `when`: whether it touched its OS timer.
+	int tell(tw_wheel *w, uint64_t when)
+	{
+		told_ = when;
+		return fn_(w, when, arg_);
+	}
+
+private:
+	tw_notify_fn fn_;
+	void *arg_;
+	uint64_t told_; // the last time given to the hook (0 without one); never later than the real next expiry
+};
+
 // The due queue: the timers whose time has come, in the order they came
 // due (the due list), and while callbacks run, those that the advance took
 // off it to run (`ready`: a plain chain, whose first timer's pprev points

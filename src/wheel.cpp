@@ -76,7 +76,6 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	for (size_t i = 0; i < w->geo.nslots(); i++)
 		w->slots[i].clear();
 	w->due.init();
-	w->notified = 0; // no hook yet: see set_notify()
 	w->requests.init();
 	w->holds = tw::held_by_program;
 	w->wake_budget = no_budget;
@@ -161,18 +160,17 @@ void tw_wheel::release()
 
 // The hook is not called here: whoever installs it arms its OS timer for
 // next_expiry(), and from then on the hook is told only what moves that.
-// So `notified` starts from there, not from what the wheel would have told
-// a hook while it had none (which may lie earlier: removals never raise
-// it), or an earlier timer armed next would be taken for a later one.
+// So what the hook was told starts from there, not from what the wheel
+// would have told a hook while it had none (which may lie earlier:
+// removals never raise it), or an earlier timer armed next would be taken
+// for a later one.
 // Without a hook it is 0: no arm is earlier than that, so no arm and no
 // advance computes a next expiry that nobody would hear.
 void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 {
-	notify = fn;
-	notify_arg = fn ? arg : nullptr;
 	holds = fn ? holds | tw::held_by_hook : holds & ~tw::held_by_hook;
-	notified = fn ? next_expiry() : 0;
-	(void)publish_horizon(notified);
+	hook.set(fn, arg, fn ? next_expiry() : 0);
+	(void)publish_horizon(hook.told());
 }
 
 // The alignment of a timer's firing tick (see fire_tick()), for an expiry
@@ -257,16 +255,15 @@ uint64_t tw_wheel::next_expiry() const
 
 void tw_wheel::notify_now(uint64_t when)
 {
-	if (!notify)
+	if (!hook.installed())
 		return;
 	// Requests that came in without waking us (request_queue.hpp): let
 	// the backend run the wheel again at once.
 	if (requests.has_wake() && publish_horizon(when))
 		when = now_ns;
-	notified = when;
 	counts.told_hook();
 	holds |= tw::held_in_hook;
-	int touched = notify(this, when, notify_arg);
+	int touched = hook.tell(this, when);
 	holds &= ~tw::held_in_hook;
 	if (touched)
 		counts.rearmed_os_timer();

@@ -221,16 +221,6 @@ struct buckets {
 	slot *slots;         // levels << slot_bits buckets, level by level
 };
 
-// The notify hook.
-//
-//  notified  the hook was never told a time later than the next expiry, so
-//            a backend never sleeps past a timer.
-struct hook {
-	tw_notify_fn notify;
-	void *notify_arg;
-	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
-};
-
 } // namespace tw
 
 // The invariants that tie the parts together, outside a call:
@@ -255,8 +245,8 @@ struct hook {
 struct tw_wheel : tw::wheel_clock,
 		  tw::lifetime,
 		  tw::policy,
-		  tw::buckets,
-		  tw::hook {
+		  tw::buckets {
+	tw::hook hook;
 	tw::due_queue due;
 	tw::counters counts;
 	tw::geometry geo;

@@ -112,6 +112,33 @@ static void check_counters(unsigned steps)
 	       s.fired);
 }
 
+static uint64_t hook_heard;
+static void *hook_arg;
+
+static int hear(tw_wheel *, uint64_t next, void *arg)
+{
+	hook_heard = next;
+	hook_arg = arg;
+	return next != UINT64_MAX;
+}
+
+// The hook remembers what it was told last, from the wheel's next expiry
+// when installed, and 0 once removed.
+static void check_hook()
+{
+	tw::hook h{};
+	int arg;
+	EXPECT(!h.installed() && h.told() == 0, "a new hook");
+	h.set(hear, &arg, 1234);
+	EXPECT(h.installed() && h.told() == 1234, "installed: told %" PRIu64, h.told());
+	EXPECT(h.tell(nullptr, 77) == 1 && hook_heard == 77 && hook_arg == &arg && h.told() == 77, "told 77");
+	EXPECT(h.tell(nullptr, UINT64_MAX) == 0 && h.told() == UINT64_MAX, "told the end");
+	h.set(nullptr, &arg, 5);
+	EXPECT(!h.installed() && h.told() == 0, "removed: told %" PRIu64, h.told());
+	h.set(hear, nullptr, 9);
+	EXPECT(h.tell(nullptr, 10) == 1 && hook_arg == nullptr, "the argument of the new hook");
+}
+
 // The timers of a chain through tw__next, in order, each one's pprev
 // pointing at the link that points at it; the chain's last link.
 static size_t chain(tw_timer *const *head, tw_timer **out, size_t max, tw_timer *const **last)
@@ -189,6 +216,7 @@ int main(int argc, char **argv)
 	check_lateness(randoms);
 	check_counters(randoms * 10);
 	check_due_queue(randoms * 10);
+	check_hook();
 	printf("parts: %llu checks, %llu wrong\n", checked, wrong);
 	return wrong ? 1 : 0;
 }
