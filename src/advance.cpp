@@ -121,7 +121,7 @@ void tw_wheel::place_again(tw_timer **chains, unsigned from_level, tw_timer **ea
 void tw_wheel::collect_expired_timers(uint64_t target_tick)
 {
 	unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
-	while (first_occupied(&level, &slot)) {
+	while (buckets.first_occupied(&level, &slot)) {
 		uint64_t event = slot_start_at(level, slot);
 		if (event > target_tick)
 			break;
@@ -130,9 +130,9 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 		now_tick = event;
 		tw_timer *chains[tw::lanes];
 		size_t index = geo.index_of(level, slot);
-		TW_ASSERT(!slots[index].empty(), "bitmaps");
-		slots[index].take_all(chains);
-		emptied(index);
+		TW_ASSERT(!buckets[index].empty(), "bitmaps");
+		buckets[index].take_all(chains);
+		buckets.emptied(index, geo);
 		if (level && !widest && next_event_tick() > target_tick) {
 			now_tick = target_tick;
 			tw_timer *early = nullptr;
@@ -199,9 +199,9 @@ void tw_wheel::take_opened(size_t index)
 {
 	// An empty slot's bound is UINT64_MAX too, but the bitmap answers
 	// without touching the slot.
-	if (!(occupied[geo.level_of(index)] >> geo.slot_of(index) & 1))
+	if (!buckets.occupied(geo.level_of(index), geo.slot_of(index)))
 		return;
-	tw::slot &s = slots[index];
+	tw::slot &s = buckets[index];
 	if (s.min_open > now_tick)
 		return;
 	uint64_t last = slot_last(index);
@@ -223,7 +223,7 @@ void tw_wheel::take_opened(size_t index)
 		}
 	});
 	if (s.empty())
-		emptied(index);
+		buckets.emptied(index, geo);
 	else if (s.min_tick > last)
 		s.min_tick = last;
 }
@@ -380,7 +380,7 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, uns
 		fire_open_windows();
 		woke_tick = now_tick;
 	}
-	if (!level_mask)
+	if (!buckets.level_mask())
 		widest = 0;
 	now_ns = now;
 	int fired = due.waiting() ? run_expired_timers(budget) : 0;

@@ -116,7 +116,7 @@ void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
 		t->expires = expires;
 		set_window(t, align);
 		counts.rearmed_in_place();
-		slots[index].lower(tick, align ? exp_tick : tw::no_open);
+		buckets[index].lower(tick, align ? exp_tick : tw::no_open);
 		return;
 	}
 	unlink(t);

@@ -96,7 +96,7 @@ int check_place(const tw_wheel *w, const tw_timer *t, size_t index, uint64_t exp
 // links, bound, stay, open and window, for a timer in bucket `index`.
 int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *pprev, size_t index)
 {
-	const tw::slot &s = w->slots[index];
+	const tw::slot &s = w->buckets[index];
 	unsigned level = w->geo.level_of(index), slot = w->geo.slot_of(index);
 	if (int err = check_timer(w, t, pprev))
 		return err;
@@ -123,8 +123,8 @@ int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *ppre
 int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 {
 	size_t index = w->geo.index_of(level, slot);
-	const tw::slot &s = w->slots[index];
-	bool bit = w->occupied[level] >> slot & 1;
+	const tw::slot &s = w->buckets[index];
+	bool bit = w->buckets.occupied(level, slot);
 	if (bit == s.empty())
 		return broken("bitmaps: level %u slot %u: bitmap says %s, lists say %s", level, slot,
 			      bit ? "occupied" : "empty", bit ? "empty" : "occupied");
@@ -151,9 +151,9 @@ int check_bitmaps_ahead(const tw_wheel *w)
 	for (unsigned level = 0; level < w->geo.levels; level++) {
 		unsigned digit = tw::calc_wheel_slot(w->now_tick, level, w->geo.slot_bits, w->geo.slot_mask);
 		uint64_t behind = digit >= 63 ? ~uint64_t{0} : (uint64_t{2} << digit) - 1;
-		if (w->occupied[level] & behind)
+		if (w->buckets.bitmap(level) & behind)
 			return broken("ahead: level %u: slot at or before the clock's digit %u is occupied (bitmap %#llx)",
-				      level, digit, (unsigned long long)w->occupied[level]);
+				      level, digit, (unsigned long long)w->buckets.bitmap(level));
 	}
 	return 0;
 }
@@ -170,13 +170,13 @@ int tw_wheel::check() const
 		return broken("notified: %llu is later than the next expiry %llu: a backend would sleep too long",
 			      (unsigned long long)hook.told(), (unsigned long long)next_expiry());
 	for (unsigned level = 0; level < geo.levels; level++) {
-		bool bit = level_mask >> level & 1;
-		if (bit != (occupied[level] != 0))
+		bool bit = buckets.level_mask() >> level & 1;
+		if (bit != (buckets.bitmap(level) != 0))
 			return broken("bitmaps: level %u: level mask says %s, bitmap %#llx", level,
-				      bit ? "occupied" : "empty", (unsigned long long)occupied[level]);
+				      bit ? "occupied" : "empty", (unsigned long long)buckets.bitmap(level));
 	}
-	if (geo.levels < 64 && level_mask >> geo.levels)
-		return broken("bitmaps: level mask %#llx has bits above %u levels", (unsigned long long)level_mask,
+	if (geo.levels < 64 && buckets.level_mask() >> geo.levels)
+		return broken("bitmaps: level mask %#llx has bits above %u levels", (unsigned long long)buckets.level_mask(),
 			      geo.levels);
 	if (int err = check_bitmaps_ahead(this))
 		return err;

@@ -39,7 +39,7 @@ void tw_wheel::dump_level(FILE *out, unsigned level) const
 	fprintf(out, "  level %-2u slot = %llu tick%s: ", level, width, width == 1 ? "" : "s");
 	if (slots_per_level <= 16) {
 		for (unsigned s = 0; s < slots_per_level; s++) {
-			size_t n = slot_length(slots[geo.index_of(level, s)]);
+			size_t n = slot_length(buckets[geo.index_of(level, s)]);
 			char mark = s == clock_digit ? '>' : ' ';
 			if (n)
 				fprintf(out, "[%c%2zu]", mark, n);
@@ -48,11 +48,11 @@ void tw_wheel::dump_level(FILE *out, unsigned level) const
 		}
 	} else {
 		fprintf(out, "clock at slot %u;", clock_digit);
-		if (!occupied[level])
+		if (!buckets.bitmap(level))
 			fprintf(out, " empty");
 		for (unsigned s = 0; s < slots_per_level; s++)
-			if (occupied[level] >> s & 1)
-				fprintf(out, " slot %u: %zu", s, slot_length(slots[geo.index_of(level, s)]));
+			if (buckets.occupied(level, s))
+				fprintf(out, " slot %u: %zu", s, slot_length(buckets[geo.index_of(level, s)]));
 	}
 	fputc('\n', out);
 }
@@ -61,11 +61,11 @@ void tw_wheel::dump_level(FILE *out, unsigned level) const
 void tw_wheel::dump_level_timers(FILE *out, unsigned level) const
 {
 	for (unsigned s = 0; s <= geo.slot_mask; s++) {
-		if (!(occupied[level] >> s & 1))
+		if (!buckets.occupied(level, s))
 			continue;
 		size_t index = geo.index_of(level, s);
 		fprintf(out, "    slot %u (due at tick %llu):\n", s, (unsigned long long)slot_start(index));
-		slots[index].each([out](const tw_timer *t, tw_timer *const *) { return dump_expiry(t, out), 0; });
+		buckets[index].each([out](const tw_timer *t, tw_timer *const *) { return dump_expiry(t, out), 0; });
 	}
 }
 
@@ -78,7 +78,7 @@ void tw_wheel::dump(FILE *out, bool verbose) const
 	if (verbose)
 		for (const tw_timer *t = *due.due_head(); t; t = t->tw__next)
 			dump_expiry(t, out);
-	unsigned top = level_mask ? tw::msb64(level_mask) : 0;
+	unsigned top = buckets.level_mask() ? tw::msb64(buckets.level_mask()) : 0;
 	for (unsigned level = 0; level <= top; level++) {
 		dump_level(out, level);
 		if (verbose)

@@ -51,15 +51,10 @@ TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t op
 	unsigned level = geo.level_of_bit[b];
 	size_t where = geo.where0_of_bit[b] + slot;
 	TW_ASSERT(where == geo.where_of(calc_wheel_index(tick)), "bitmaps");
-	// The bitmaps and slots follow the wheel in its allocation (create()):
-	// with the default geometry, at offsets known here.
-	uint64_t *bits_at = Ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
-	tw::slot *slots_at = Ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
-	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
-	tw::set_bit64(&bits_at[level], slot);
-	tw::set_bit64(&level_mask, level);
+	// The bitmaps and slots follow the wheel in its allocation (create()).
+	buckets.occupy<Ms>(level, slot, this + 1);
 	t->tw__where = static_cast<uint16_t>(where);
-	slots_at[where - tw::where_slot0].push(t, static_cast<unsigned>(lane), tick, open);
+	buckets.at<Ms>(where - tw::where_slot0, this + 1).push(t, static_cast<unsigned>(lane), tick, open);
 	return level;
 }
 
@@ -117,16 +112,6 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 	place(t, exp_tick, window_align(t, exp_tick, slack));
 }
 
-// The last timer left slot `index`.
-inline void tw_wheel::emptied(size_t index)
-{
-	slots[index].min_tick = slots[index].min_open = UINT64_MAX;
-	unsigned level = geo.level_of(index);
-	occupied[level] &= ~(uint64_t{1} << geo.slot_of(index));
-	if (!occupied[level])
-		level_mask &= ~(uint64_t{1} << level);
-}
-
 TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
 {
 	TW_ASSERT(*t->tw__pprev == t, "links");
@@ -150,8 +135,8 @@ inline void tw_wheel::unlinked_last(tw_timer *t)
 		return;
 	}
 	size_t index = index_of(t);
-	if (slots[index].empty())
-		emptied(index);
+	if (buckets[index].empty())
+		buckets.emptied(index, geo);
 }
 
 #endif

@@ -52,7 +52,6 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now)
 {
 	unsigned levels = tw::geometry::levels_for(tick_ns, slot_bits);
-	static_assert(sizeof(tw::slot) % alignof(uint64_t) == 0, "slots follow the bitmaps");
 	uint32_t id = tw::ids::take();
 	if (!id)
 		return -ENOMEM;
@@ -64,17 +63,14 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->id = id;
 	w->geo.init(tick_ns, slot_bits);
 	w->default_geometry = w->geo.is_default();
-	TW_ASSERT(!w->default_geometry || w->geo.levels == default_levels, "bitmaps");
+	TW_ASSERT(!w->default_geometry || w->geo.levels == tw::default_levels, "bitmaps");
 	w->now_ns = now;
 	w->now_tick = w->geo.tick_of_now(now);
 	w->woke_tick = w->now_tick;
 	w->quiet_below = w->geo.last_whole_tick; // empty: no event
 	w->default_slack = w->geo.slack_ticks(slack_ns);
 	w->exact_arms = w->default_geometry && !w->default_slack;
-	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
-	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
-	for (size_t i = 0; i < w->geo.nslots(); i++)
-		w->slots[i].clear();
+	w->buckets.init(w + 1, levels, w->geo.nslots());
 	w->due.init();
 	w->requests.init();
 	w->holds = tw::held_by_program;
@@ -93,16 +89,12 @@ void tw_wheel::idle_all_timers()
 		for (tw_timer *t = *head; t; t = t->tw__next)
 			t->tw__where = tw::where_idle, t->tw__owner = 0;
 	due.init();
-	for (size_t i = 0; i < geo.nslots(); i++) {
-		slots[i].each([](tw_timer *t, tw_timer *const *) {
+	for (size_t i = 0; i < geo.nslots(); i++)
+		buckets[i].each([](tw_timer *t, tw_timer *const *) {
 			t->tw__where = tw::where_idle, t->tw__owner = 0;
 			return 0;
 		});
-		slots[i].clear();
-	}
-	for (unsigned level = 0; level < geo.levels; level++)
-		occupied[level] = 0;
-	level_mask = 0;
+	buckets.clear(geo.levels, geo.nslots());
 	widest = 0;
 	counts.idled(counts.count());
 }
@@ -226,7 +218,7 @@ uint64_t tw_wheel::slot_last(size_t index) const
 uint64_t tw_wheel::slot_bound(size_t index) const
 {
 	uint64_t start = slot_start(index);
-	uint64_t min_tick = slots[index].min_tick;
+	uint64_t min_tick = buckets[index].min_tick;
 	return min_tick > start ? min_tick : start;
 }
 
@@ -239,7 +231,7 @@ uint64_t tw_wheel::slot_bound(size_t index) const
 uint64_t tw_wheel::next_firing_tick() const
 {
 	unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
-	if (!first_occupied(&level, &slot))
+	if (!buckets.first_occupied(&level, &slot))
 		return UINT64_MAX;
 	return slot_bound(geo.index_of(level, slot));
 }

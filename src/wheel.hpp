@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buckets.hpp"
 #include "debug.hpp"
 #include "divide.hpp"
 #include "geometry.hpp"
@@ -66,92 +67,16 @@ enum : uint8_t {
 	held_in_hook = 8,
 };
 
-// Each slot is several independent hlists ("lanes"), picked by the low
-// bits of a timer's tick on an arm, in turn by a cascade. A walk takes them
-// interleaved, so the cache misses of up to `lanes`
-// chains are in flight at once instead of queueing one behind another: the
-// walk over a slot's timers is what decides the cost of expiry at scale.
-constexpr unsigned lane_bits = 2;
-constexpr unsigned lanes = 1u << lane_bits;
-
-// One bucket of the wheel: its lanes, a lower bound on the firing ticks of
-// the timers in it, so that a loop can sleep until a timer can fire rather
-// than until the bucket's cascade point, and one on the expiry ticks of
-// those with a window, so that an advance looks for opened windows only
-// where one may be. An exact timer's window is its tick, which the first
-// bound covers: its placement passes no_open, and lowers that one alone.
-constexpr uint64_t no_open = UINT64_MAX; // the `open` of an exact timer's placement
-
-struct slot {
-	tw_timer *lane[lanes];
-	uint64_t min_tick; // no timer in the slot fires at an earlier tick; UINT64_MAX when empty
-	uint64_t min_open; // no timer with a window here has an earlier expiry tick; UINT64_MAX when empty
-
-	// The lanes OR-ed, without a branch per lane: a cancel that leaves a
-	// slot empty asks, and most slots hold a timer or two.
-	bool empty() const
-	{
-		uintptr_t any = 0;
-		for (unsigned i = 0; i < lanes; i++)
-			any |= reinterpret_cast<uintptr_t>(lane[i]);
-		return !any;
-	}
-
-	void push(tw_timer *t, unsigned which, uint64_t tick, uint64_t open)
-	{
-		hlist_add_head(&lane[which & (lanes - 1)], t);
-		lower(tick, open);
-	}
-
-	void lower(uint64_t tick, uint64_t open)
-	{
-		if (tick < min_tick)
-			min_tick = tick;
-		if (open < min_open)
-			min_open = open;
-	}
-
-	// Call visit(t, pprev) on every timer, lane by lane, with the link
-	// that points at it, until a call returns non-zero (so that a check
-	// stops at a broken link, before a cycle): that value, else 0. visit
-	// may change the timer, not its links.
-	template <typename Visit> int each(Visit visit) const
-	{
-		for (unsigned i = 0; i < lanes; i++) {
-			tw_timer *const *pprev = &lane[i];
-			for (tw_timer *t = *pprev; t; pprev = &t->tw__next, t = *pprev)
-				if (int stop = visit(t, pprev))
-					return stop;
-		}
-		return 0;
-	}
-
-	// Detach every lane into `chains` and leave the slot empty.
-	void take_all(tw_timer **chains)
-	{
-		for (unsigned i = 0; i < lanes; i++)
-			chains[i] = lane[i];
-		clear();
-	}
-
-	void clear()
-	{
-		for (unsigned i = 0; i < lanes; i++)
-			lane[i] = nullptr;
-		min_tick = min_open = UINT64_MAX;
-	}
-};
-
 } // namespace tw
 
 namespace tw {
 
 // The parts of a wheel, each held by value in struct tw_wheel, each with
-// the invariants it keeps: a named member, or a base while the algorithm
-// still names the part's fields as its own (bases lie ahead of members,
-// so the hot parts are the bases). tw_check names an invariant when one breaks, and
-// debug builds assert each by name where the code relies on it
-// (TW_ASSERT). The fields an arm, a cancel and a re-arm read come first,
+// the invariants it keeps: a named member (parts.hpp, buckets.hpp,
+// geometry.hpp), or a base while the algorithm still names the part's
+// fields as its own (bases lie ahead of members, so the hot parts are the
+// bases). tw_check names an invariant when one breaks, and debug builds
+// assert each by name where the code relies on it (TW_ASSERT). The fields an arm, a cancel and a re-arm read come first,
 // in the parts they belong to (the clock, the lifetime, the policy, the
 // buckets, the hook, the counters), ahead of the geometry's tables and the
 // lateness histogram, which only a cascade and a firing read.
@@ -203,24 +128,6 @@ struct policy {
 	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
 };
 
-// The buckets: levels << slot_bits slots, level by level, and the bitmaps
-// that find the occupied ones (first_occupied()).
-//
-//  bitmaps   a slot's bit in occupied[] is set iff the slot holds a timer,
-//            and a level's bit in level_mask iff its bitmap is not zero.
-//  ahead     a level's occupied slots all lie after the clock's digit at
-//            that level, so the next event is a plain bit scan away.
-//  bound     a slot's min_tick is no later than any of its timers' firing
-//            ticks, its min_open no later than the expiry ticks of those
-//            with a window, and both are UINT64_MAX when it is empty. (An
-//            exact timer's expiry tick is its firing tick, after the clock
-//            while it is in a slot: no search for opened windows takes it.)
-struct buckets {
-	uint64_t level_mask; // bit l: level l has an occupied slot
-	uint64_t *occupied;  // per level: bit j set iff slot j is non-empty
-	slot *slots;         // levels << slot_bits buckets, level by level
-};
-
 } // namespace tw
 
 // The invariants that tie the parts together, outside a call:
@@ -244,8 +151,8 @@ struct buckets {
 // alignment: the expiry's tick itself for an exact timer.
 struct tw_wheel : tw::wheel_clock,
 		  tw::lifetime,
-		  tw::policy,
-		  tw::buckets {
+		  tw::policy {
+	tw::buckets buckets;
 	tw::hook hook;
 	tw::due_queue due;
 	tw::counters counts;
@@ -261,12 +168,11 @@ struct tw_wheel : tw::wheel_clock,
 	tw::request_queue requests;
 	char owner_apart[64];
 
-	static constexpr unsigned default_levels = 8; // of the default geometry (level.hpp)
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
 	// The one allocation create() makes: the wheel, its bitmaps, its slots.
 	static size_t bytes(unsigned levels, unsigned slot_bits)
 	{
-		return sizeof(tw_wheel) + levels * sizeof(uint64_t) + (static_cast<size_t>(levels) << slot_bits) * sizeof(tw::slot);
+		return sizeof(tw_wheel) + tw::buckets::bytes(levels, static_cast<size_t>(levels) << slot_bits);
 	}
 	void destroy();
 	// tw_wheel_destroy() was called: arms are refused.
@@ -325,23 +231,12 @@ struct tw_wheel : tw::wheel_clock,
 	}
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
-	// The first occupied bucket: the first occupied slot of the lowest
-	// non-empty level (level.hpp says why no other slot comes first). The
-	// one scan for it, whoever asks; false when the slots are empty.
-	bool first_occupied(unsigned *level, unsigned *slot) const
-	{
-		if (!level_mask)
-			return false;
-		*level = tw::lsb64(level_mask);
-		*slot = tw::lsb64(occupied[*level]);
-		return true;
-	}
 	// The tick of the wheel's next event, the start of the first occupied
 	// bucket; UINT64_MAX when the wheel's slots are empty.
 	uint64_t next_event_tick() const
 	{
 		unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
-		if (!first_occupied(&level, &slot))
+		if (!buckets.first_occupied(&level, &slot))
 			return UINT64_MAX;
 		return slot_start_at(level, slot);
 	}
@@ -379,7 +274,6 @@ private:
 	int remod(tw_timer *t, uint64_t expires, uint64_t slack);
 	void rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack);
 	void rearm_periodic(tw_timer *t);
-	void emptied(size_t index);
 	void collect_expired_timers(uint64_t target_tick);
 	void place_again(tw_timer **chains, unsigned from_level, tw_timer **early);
 	template <bool Ms> unsigned place_window(tw_timer *t, uint64_t exp_tick, unsigned align);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/buckets.hpp"
 #include "../src/parts.hpp"
 #include "rand.h"
 
@@ -210,6 +211,75 @@ static void check_due_queue(unsigned steps)
 	}
 }
 
+// The buckets against a brute-force look at their slots: the bitmaps and
+// the level mask, the first occupied bucket, and each slot's bound.
+static void check_bitmaps(const tw::buckets &b, const tw::geometry &g, unsigned step)
+{
+	bool found = false;
+	unsigned first_level = 0, first_slot = 0;
+	for (unsigned level = 0; level < g.levels; level++) {
+		uint64_t want = 0;
+		for (unsigned s = 0; s <= g.slot_mask; s++) {
+			const tw::slot &slot = b[g.index_of(level, s)];
+			want |= uint64_t{!slot.empty()} << s;
+			EXPECT(!slot.empty() || (slot.min_tick == UINT64_MAX && slot.min_open == UINT64_MAX),
+			       "step %u: empty slot %u:%u has a bound", step, level, s);
+			EXPECT(b.occupied(level, s) == !slot.empty(), "step %u: slot %u:%u", step, level, s);
+		}
+		EXPECT(b.bitmap(level) == want, "step %u: level %u bitmap %#llx, want %#llx", step, level,
+		       (unsigned long long)b.bitmap(level), (unsigned long long)want);
+		EXPECT((b.level_mask() >> level & 1) == (want != 0), "step %u: level %u in the mask", step, level);
+		if (want && !found)
+			found = true, first_level = level, first_slot = static_cast<unsigned>(__builtin_ctzll(want));
+	}
+	unsigned level = 0, slot = 0;
+	EXPECT(b.first_occupied(&level, &slot) == found && (!found || (level == first_level && slot == first_slot)),
+	       "step %u: first occupied %u:%u, want %u:%u", step, level, slot, first_level, first_slot);
+}
+
+// Timers go into random buckets and leave them, as enqueue() and unlink()
+// move them; `Ms` takes the default geometry's way to the bitmaps.
+template <bool Ms> static void check_buckets(uint64_t tick_ns, unsigned slot_bits, unsigned steps)
+{
+	enum { ntimers = 8 }; // few, so that levels empty and fill again
+	tw::geometry g{};
+	g.init(tick_ns, slot_bits);
+	void *memory = calloc(1, tw::buckets::bytes(g.levels, g.nslots()));
+	tw::buckets b{};
+	b.init(memory, g.levels, g.nslots());
+	static tw_timer timers[ntimers];
+	size_t at[ntimers]; // the bucket of each timer, or SIZE_MAX
+	uint64_t ticks[ntimers];
+	for (size_t i = 0; i < ntimers; i++)
+		at[i] = SIZE_MAX;
+	for (unsigned i = 0; i < steps; i++) {
+		size_t k = test_rand(&rng) % ntimers;
+		tw_timer *t = &timers[k];
+		if (at[k] == SIZE_MAX) {
+			unsigned level = static_cast<unsigned>(test_rand(&rng) % (g.levels < 3 ? g.levels : 3));
+			unsigned digit = static_cast<unsigned>(test_rand(&rng) & g.slot_mask & 5); // slots shared
+			size_t index = g.index_of(level, digit);
+			uint64_t tick = test_rand(&rng) >> 8, open = i % 2 ? tick - 1 : tw::no_open;
+			b.occupy<Ms>(level, digit, memory);
+			b.at<Ms>(index, memory).push(t, i, tick, open);
+			at[k] = index, ticks[k] = tick;
+			EXPECT(b[index].min_tick <= tick && (open == tw::no_open || b[index].min_open <= open),
+			       "step %u: the bound", i);
+		} else {
+			if (tw::hlist_del(t) && b[at[k]].empty())
+				b.emptied(at[k], g);
+			at[k] = SIZE_MAX;
+		}
+		check_bitmaps(b, g, i);
+	}
+	for (size_t k = 0; k < ntimers; k++)
+		if (at[k] != SIZE_MAX)
+			EXPECT(b[at[k]].min_tick <= ticks[k], "timer %zu: the bound", k);
+	b.clear(g.levels, g.nslots());
+	check_bitmaps(b, g, steps);
+	free(memory);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned randoms = argc > 1 ? static_cast<unsigned>(atoi(argv[1])) : 1000;
@@ -217,6 +287,9 @@ int main(int argc, char **argv)
 	check_counters(randoms * 10);
 	check_due_queue(randoms * 10);
 	check_hook();
+	check_buckets<true>(TW_DEFAULT_TICK_NS, TW_DEFAULT_SLOT_BITS, randoms * 2);
+	check_buckets<false>(1, 3, randoms * 2);
+	check_buckets<false>(1000, 1, randoms * 2);
 	printf("parts: %llu checks, %llu wrong\n", checked, wrong);
 	return wrong ? 1 : 0;
 }
