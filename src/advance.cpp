@@ -133,7 +133,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 		TW_ASSERT(!buckets[index].empty(), "bitmaps");
 		buckets[index].take_all(chains);
 		buckets.emptied(index, geo);
-		if (level && !widest && next_event_tick() > target_tick) {
+		if (level && !policy.widest() && next_event_tick() > target_tick) {
 			now_tick = target_tick;
 			tw_timer *early = nullptr;
 			place_again(chains, level, &early);
@@ -176,7 +176,7 @@ TW_NOINLINE void tw_wheel::fire_open_windows()
 {
 	if (now_tick >= geo.last_tick)
 		return;
-	for (unsigned align = 1; align <= widest; align++) {
+	for (unsigned align = 1; align <= policy.widest(); align++) {
 		uint64_t mask = (uint64_t{1} << align) - 1;
 		if ((now_tick | mask) >= geo.last_tick)
 			return; // no multiple of 2^align, nor of any larger power, is left
@@ -213,7 +213,7 @@ void tw_wheel::take_opened(size_t index)
 	walk_lanes(chains, [&](tw_timer *t) TW_HOT_LAMBDA {
 		uint64_t exp_tick = geo.tick_of_expiry(t->expires);
 		TW_ASSERT(!tw::align_of(t) || exp_tick >= open_bound, "bound");
-		TW_ASSERT(tw::align_of(t) <= widest, "window");
+		TW_ASSERT(tw::align_of(t) <= policy.widest(), "window");
 		if (exp_tick <= now_tick) {
 			make_due(t);
 			counts.cascaded(coarse);
@@ -374,14 +374,14 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, uns
 
 	// A wake-up, an advance that reaches the next expiry, serves every
 	// window it falls in (the open rule).
-	bool wake_up = widest && now >= next_expiry();
+	bool wake_up = policy.widest() && now >= next_expiry();
 	collect_expired_timers(target_tick);
 	if (wake_up) {
 		fire_open_windows();
 		woke_tick = now_tick;
 	}
 	if (!buckets.level_mask())
-		widest = 0;
+		policy.slots_empty();
 	now_ns = now;
 	int fired = due.waiting() ? run_expired_timers(budget) : 0;
 	if (destroyed()) {

@@ -39,7 +39,7 @@ int tw_wheel::add_default(tw_timer *t, uint64_t expires)
 			return notify_added(expires);
 		return 0;
 	}
-	return add(t, expires, default_slack);
+	return add(t, expires, policy.default_slack());
 }
 
 TW_NOINLINE int tw_wheel::notify_added(uint64_t expires)

@@ -155,7 +155,7 @@ TW_API int tw_set_wake_budget(tw_wheel *w, unsigned budget)
 	if (!w || !budget)
 		return -EINVAL;
 	TW_LIVE(w);
-	w->wake_budget = budget;
+	w->policy.set_wake_budget(budget);
 	return 0;
 }
 
@@ -164,7 +164,7 @@ TW_API unsigned tw_wake_budget(const tw_wheel *w)
 	if (!w)
 		return tw_wheel::no_budget;
 	TW_LIVE(w);
-	return w->wake_budget;
+	return w->policy.wake_budget();
 }
 
 TW_API uint64_t tw_next_expiry(const tw_wheel *w)

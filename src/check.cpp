@@ -86,10 +86,10 @@ int check_place(const tw_wheel *w, const tw_timer *t, size_t index, uint64_t exp
 		return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick %llu: its "
 			      "window opened and it did not fire",
 			      (const void *)t, (ull)exp_tick, (ull)w->woke_tick);
-	if (align > w->widest)
+	if (align > w->policy.widest())
 		return broken("window: timer %p has alignment %u, wider than widest %u: a wake-up's search would not "
 			      "look for it",
-			      (const void *)t, align, w->widest);
+			      (const void *)t, align, w->policy.widest());
 	return 0;
 }
 

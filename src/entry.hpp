@@ -101,7 +101,7 @@ inline int mod_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_
 	if (!timer_usable(t, fn))
 		return -EINVAL;
 	TW_CHECK_LINKS_IN(w, t, fn);
-	return w->mod(t, expires, slack ? w->geo.slack_ticks(*slack) : w->default_slack);
+	return w->mod(t, expires, slack ? w->geo.slack_ticks(*slack) : w->policy.default_slack());
 }
 
 inline int del_checked(tw_wheel *w, tw_timer *t, const char *fn)

@@ -23,6 +23,39 @@ namespace tw {
 // look unlikely to the compiler's layout of blocks.
 #define TW_PART inline TW_ALWAYS_INLINE
 
+// The policy a program set: the default window of tw_add() and tw_mod()
+// (read by every re-arm) and the backends' wake budget; and the widest
+// window placed, which bounds the search for opened windows (the window
+// rule, wheel.hpp).
+class policy {
+public:
+	void init(uint64_t default_slack, unsigned wake_budget)
+	{
+		default_slack_ = default_slack;
+		wake_budget_ = wake_budget;
+	}
+	// In ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns).
+	TW_PART uint64_t default_slack() const { return default_slack_; }
+	TW_PART unsigned wake_budget() const { return wake_budget_; }
+	void set_wake_budget(unsigned budget) { wake_budget_ = budget; }
+
+	// The largest alignment of a timer placed since the slots were last
+	// empty: no window is wider.
+	TW_PART unsigned widest() const { return widest_; }
+	TW_PART void placed(unsigned align)
+	{
+		if (align > widest_)
+			widest_ = align;
+	}
+	// The slots are empty: no window is placed.
+	TW_PART void slots_empty() { widest_ = 0; }
+
+private:
+	uint64_t default_slack_;
+	unsigned widest_;
+	unsigned wake_budget_; // tw_set_wake_budget(): the most a backend's wake-up fires
+};
+
 // The notify hook (tw_set_notify()): a backend's function, told the next
 // expiry whenever it moves earlier than the hook heard last, and when the
 // wheel becomes empty or holds a timer again.

@@ -81,8 +81,7 @@ TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned alig
 TW_HOT_INLINE void tw_wheel::set_window(tw_timer *t, unsigned align)
 {
 	tw::set_align(t, align);
-	if (align > widest)
-		widest = align;
+	policy.placed(align);
 }
 
 // Arm an idle timer for a window of `slack` ticks after its expiry's tick:

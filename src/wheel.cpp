@@ -68,13 +68,12 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->now_tick = w->geo.tick_of_now(now);
 	w->woke_tick = w->now_tick;
 	w->quiet_below = w->geo.last_whole_tick; // empty: no event
-	w->default_slack = w->geo.slack_ticks(slack_ns);
-	w->exact_arms = w->default_geometry && !w->default_slack;
+	w->policy.init(w->geo.slack_ticks(slack_ns), no_budget);
+	w->exact_arms = w->default_geometry && !w->policy.default_slack();
 	w->buckets.init(w + 1, levels, w->geo.nslots());
 	w->due.init();
 	w->requests.init();
 	w->holds = tw::held_by_program;
-	w->wake_budget = no_budget;
 	*out = w;
 	return 0;
 }
@@ -95,7 +94,7 @@ void tw_wheel::idle_all_timers()
 			return 0;
 		});
 	buckets.clear(geo.levels, geo.nslots());
-	widest = 0;
+	policy.slots_empty();
 	counts.idled(counts.count());
 }
 

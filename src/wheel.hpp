@@ -119,15 +119,6 @@ struct lifetime {
 	bool default_geometry; // geometry::is_default(), read where a cascade picks its constants
 };
 
-// The policy a program set: the default window of tw_add() and tw_mod()
-// (read by every re-arm), the widest window placed (the window rule,
-// below), and the backends' wake budget.
-struct policy {
-	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
-	unsigned widest;        // the largest alignment of a timer in a slot (the window rule)
-	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
-};
-
 } // namespace tw
 
 // The invariants that tie the parts together, outside a call:
@@ -145,13 +136,13 @@ struct policy {
 //            gives for its firing tick, where the search for opened windows
 //            looks, or in a slot that comes due before its expiry's tick,
 //            which then places it again before its window opens (both are
-//            in stays()); its alignment is at most `widest`.
+//            in stays()); its alignment is at most the policy's widest().
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
 // alignment: the expiry's tick itself for an exact timer.
 struct tw_wheel : tw::wheel_clock,
-		  tw::lifetime,
-		  tw::policy {
+		  tw::lifetime {
+	tw::policy policy;
 	tw::buckets buckets;
 	tw::hook hook;
 	tw::due_queue due;

@@ -113,6 +113,30 @@ static void check_counters(unsigned steps)
 	       s.fired);
 }
 
+// The widest alignment placed since the slots were last empty, against the
+// largest of a random run's; the settings kept as set.
+static void check_policy(unsigned steps)
+{
+	tw::policy p{};
+	p.init(17, ~0u);
+	EXPECT(p.default_slack() == 17 && p.wake_budget() == ~0u && p.widest() == 0, "a new policy");
+	p.set_wake_budget(3);
+	EXPECT(p.wake_budget() == 3 && p.default_slack() == 17, "the budget set");
+	unsigned want = 0;
+	for (unsigned i = 0; i < steps; i++) {
+		uint64_t r = test_rand(&rng);
+		if (r % 16 == 0) {
+			p.slots_empty();
+			want = 0;
+		} else {
+			unsigned align = static_cast<unsigned>(r >> 8) % 64;
+			p.placed(align);
+			want = align > want ? align : want;
+		}
+		EXPECT(p.widest() == want, "step %u: widest %u, want %u", i, p.widest(), want);
+	}
+}
+
 static uint64_t hook_heard;
 static void *hook_arg;
 
@@ -286,6 +310,7 @@ int main(int argc, char **argv)
 	check_lateness(randoms);
 	check_counters(randoms * 10);
 	check_due_queue(randoms * 10);
+	check_policy(randoms);
 	check_hook();
 	check_buckets<true>(TW_DEFAULT_TICK_NS, TW_DEFAULT_SLOT_BITS, randoms * 2);
 	check_buckets<false>(1, 3, randoms * 2);
