@@ -71,14 +71,14 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 {
 	walk_lanes(chains, [this, from_level, early](tw_timer *t) TW_HOT_LAMBDA {
 		uint64_t exp_tick = geo.tick_of_expiry(t->expires, Ms);
-		TW_ASSERT(exp_tick > woke_tick, "open");
+		TW_ASSERT(exp_tick > clock.woke_tick(), "open");
 		unsigned align = tw::align_of(t);
 		unsigned to_level;
-		if (exp_tick <= now_tick) {
+		if (exp_tick <= clock.tick()) {
 			// Never before its tick: no bound announced an earlier one
 			// (and the last event by a target is taken on a wheel
 			// without windows only).
-			TW_ASSERT(early ? !align : geo.fire_tick(exp_tick, align) == now_tick, "stay");
+			TW_ASSERT(early ? !align : geo.fire_tick(exp_tick, align) == clock.tick(), "stay");
 			if (early) {
 				t->tw__next = *early;
 				*early = t;
@@ -125,16 +125,16 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 		uint64_t event = slot_start_at(level, slot);
 		if (event > target_tick)
 			break;
-		TW_ASSERT(event > now_tick, "ahead");
+		TW_ASSERT(event > clock.tick(), "ahead");
 
-		now_tick = event;
+		clock.set_tick(event);
 		tw_timer *chains[tw::lanes];
 		size_t index = geo.index_of(level, slot);
 		TW_ASSERT(!buckets[index].empty(), "bitmaps");
 		buckets[index].take_all(chains);
 		buckets.emptied(index, geo);
 		if (level && !policy.widest() && next_event_tick() > target_tick) {
-			now_tick = target_tick;
+			clock.set_tick(target_tick);
 			tw_timer *early = nullptr;
 			place_again(chains, level, &early);
 			if (early && early->tw__next)
@@ -149,7 +149,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 		}
 		place_again(chains, level, nullptr);
 	}
-	now_tick = target_tick;
+	clock.set_tick(target_tick);
 }
 
 // The open rule (wheel.hpp): a wake-up fires every timer whose window has
@@ -174,13 +174,13 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 // opened, all its timers for a few of them.
 TW_NOINLINE void tw_wheel::fire_open_windows()
 {
-	if (now_tick >= geo.last_tick)
+	if (clock.tick() >= geo.last_tick)
 		return;
 	for (unsigned align = 1; align <= policy.widest(); align++) {
 		uint64_t mask = (uint64_t{1} << align) - 1;
-		if ((now_tick | mask) >= geo.last_tick)
+		if ((clock.tick() | mask) >= geo.last_tick)
 			return; // no multiple of 2^align, nor of any larger power, is left
-		take_opened(calc_wheel_index((now_tick | mask) + 1));
+		take_opened(calc_wheel_index((clock.tick() | mask) + 1));
 	}
 }
 
@@ -202,7 +202,7 @@ void tw_wheel::take_opened(size_t index)
 	if (!buckets.occupied(geo.level_of(index), geo.slot_of(index)))
 		return;
 	tw::slot &s = buckets[index];
-	if (s.min_open > now_tick)
+	if (s.min_open > clock.tick())
 		return;
 	uint64_t last = slot_last(index);
 	bool coarse = geo.level_of(index) > 0;
@@ -214,7 +214,7 @@ void tw_wheel::take_opened(size_t index)
 		uint64_t exp_tick = geo.tick_of_expiry(t->expires);
 		TW_ASSERT(!tw::align_of(t) || exp_tick >= open_bound, "bound");
 		TW_ASSERT(tw::align_of(t) <= policy.widest(), "window");
-		if (exp_tick <= now_tick) {
+		if (exp_tick <= clock.tick()) {
 			make_due(t);
 			counts.cascaded(coarse);
 		} else {
@@ -240,8 +240,8 @@ inline void tw_wheel::rearm_periodic(tw_timer *t)
 	if (!p->period)
 		return;
 	uint64_t fired_for = t->expires;
-	tw__forward(t, now_ns, p->period);
-	if (t->expires > now_ns)
+	tw__forward(t, clock.ns(), p->period);
+	if (t->expires > clock.ns())
 		arm(t, t->expires, (uint64_t{1} << tw::align_of(t)) - 1);
 	else
 		t->expires = fired_for;
@@ -319,10 +319,10 @@ TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
 	// The default geometry's tick as a constant: no load of the divider.
 	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : geo.per_tick.quotient(now);
-	if (target_tick < quiet_below && now >= now_ns && !requests_pending()) {
-		TW_ASSERT(quiet_below <= calc_quiet() && target_tick == geo.tick_of_now(now), "quiet");
-		now_tick = target_tick;
-		now_ns = now;
+	if (target_tick < clock.quiet_below() && now >= clock.ns() && !requests_pending()) {
+		TW_ASSERT(clock.quiet_below() <= calc_quiet() && target_tick == geo.tick_of_now(now), "quiet");
+		clock.set_tick(target_tick);
+		clock.set_ns(now);
 		counts.advanced_idle();
 		if (TW_UNLIKELY(hook.installed()))
 			return tell_next_expiry();
@@ -348,19 +348,19 @@ TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned
 {
 	if (TW_UNLIKELY(refuses_advance()))
 		return refuse_advance();
-	if (now < now_ns)
+	if (now < clock.ns())
 		return 0;
-	TW_ASSERT(now_tick == geo.tick_of_now(now_ns), "clock");
+	TW_ASSERT(clock.tick() == geo.tick_of_now(clock.ns()), "clock");
 	uint64_t target_tick = geo.clock_tick(now, quotient);
 	if (due.waiting() || requests_pending())
 		return advance_events(now, target_tick, budget);
 	uint64_t event = next_event_tick();
 	if (event <= target_tick)
 		return advance_events(now, target_tick, budget);
-	now_tick = target_tick;
-	now_ns = now;
-	quiet_below = quiet_of(event);
-	TW_ASSERT(quiet_below == calc_quiet(), "quiet");
+	clock.set_tick(target_tick);
+	clock.set_ns(now);
+	clock.quiet_until(quiet_of(event));
+	TW_ASSERT(clock.quiet_below() == calc_quiet(), "quiet");
 	return end_advance(0);
 }
 
@@ -368,7 +368,7 @@ TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned
 // nobody else holds it (tw::release_if_unused()).
 TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
 {
-	quiet_below = 0; // callbacks may call tw_advance(), and refuse_advance() answers
+	clock.not_quiet(); // callbacks may call tw_advance(), and refuse_advance() answers
 	if (requests_pending())
 		drain();
 
@@ -378,11 +378,11 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, uns
 	collect_expired_timers(target_tick);
 	if (wake_up) {
 		fire_open_windows();
-		woke_tick = now_tick;
+		clock.woke();
 	}
 	if (!buckets.level_mask())
 		policy.slots_empty();
-	now_ns = now;
+	clock.set_ns(now);
 	int fired = due.waiting() ? run_expired_timers(budget) : 0;
 	if (destroyed()) {
 		settle_destroyed();

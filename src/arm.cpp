@@ -33,7 +33,7 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 // this path needs; everything else, refusals included, goes through add().
 int tw_wheel::add_default(tw_timer *t, uint64_t expires)
 {
-	if (exact_arms && t->tw__where == tw::where_idle && expires > now_ns) {
+	if (exact_arms && t->tw__where == tw::where_idle && expires > clock.ns()) {
 		arm_exact<true>(t, expires);
 		if (TW_UNLIKELY(hook.installed()))
 			return notify_added(expires);
@@ -69,7 +69,7 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 // restores on exit, which this path would pay for too.
 int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > now_ns && stays_later(t, expires, slack)) {
+	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > clock.ns() && stays_later(t, expires, slack)) {
 		t->expires = expires;
 		counts.rearmed_in_place();
 		return 1;
@@ -92,7 +92,7 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 		return -EINVAL;
 	// An expiry at or before now is due in the next advance, which a slot
 	// a tick away would not serve.
-	if (in_slot(t) && expires > now_ns) {
+	if (in_slot(t) && expires > clock.ns()) {
 		rearm_in_slot(t, expires, slack);
 	} else {
 		unlink(t);

@@ -180,7 +180,7 @@ TW_API uint64_t tw_now(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->now_ns;
+	return w->clock.ns();
 }
 
 TW_API size_t tw_count(const tw_wheel *w)

@@ -74,18 +74,18 @@ int check_place(const tw_wheel *w, const tw_timer *t, size_t index, uint64_t exp
 {
 	unsigned level = w->geo.level_of(index), slot = w->geo.slot_of(index), align = tw::align_of(t);
 	uint64_t tick = w->geo.fire_tick(exp_tick, align);
-	if (tick <= w->now_tick)
+	if (tick <= w->clock.tick())
 		return broken("stay: timer %p (tick %llu) is in the wheel at clock tick %llu: missed", (const void *)t,
-			      (ull)tick, (ull)w->now_tick);
+			      (ull)tick, (ull)w->clock.tick());
 	if (!w->stays(index, exp_tick, tick, align))
 		return broken("stay: timer %p (expiry tick %llu, tick %llu, alignment %u) is in level %u slot %u, "
 			      "which comes due at tick %llu: too late, or as its window opens and not the slot of its "
 			      "tick",
 			      (const void *)t, (ull)exp_tick, (ull)tick, align, level, slot, (ull)w->slot_start(index));
-	if (exp_tick <= w->woke_tick)
+	if (exp_tick <= w->clock.woke_tick())
 		return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick %llu: its "
 			      "window opened and it did not fire",
-			      (const void *)t, (ull)exp_tick, (ull)w->woke_tick);
+			      (const void *)t, (ull)exp_tick, (ull)w->clock.woke_tick());
 	if (align > w->policy.widest())
 		return broken("window: timer %p has alignment %u, wider than widest %u: a wake-up's search would not "
 			      "look for it",
@@ -149,7 +149,7 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 int check_bitmaps_ahead(const tw_wheel *w)
 {
 	for (unsigned level = 0; level < w->geo.levels; level++) {
-		unsigned digit = tw::calc_wheel_slot(w->now_tick, level, w->geo.slot_bits, w->geo.slot_mask);
+		unsigned digit = tw::calc_wheel_slot(w->clock.tick(), level, w->geo.slot_bits, w->geo.slot_mask);
 		uint64_t behind = digit >= 63 ? ~uint64_t{0} : (uint64_t{2} << digit) - 1;
 		if (w->buckets.bitmap(level) & behind)
 			return broken("ahead: level %u: slot at or before the clock's digit %u is occupied (bitmap %#llx)",
@@ -163,9 +163,9 @@ int check_bitmaps_ahead(const tw_wheel *w)
 // The invariants listed in wheel.hpp, in that order.
 int tw_wheel::check() const
 {
-	if (now_tick != geo.tick_of_now(now_ns))
-		return broken("clock: tick %llu for now %llu ns", (unsigned long long)now_tick,
-			      (unsigned long long)now_ns);
+	if (clock.tick() != geo.tick_of_now(clock.ns()))
+		return broken("clock: tick %llu for now %llu ns", (unsigned long long)clock.tick(),
+			      (unsigned long long)clock.ns());
 	if (hook.told() > next_expiry() && !running())
 		return broken("notified: %llu is later than the next expiry %llu: a backend would sleep too long",
 			      (unsigned long long)hook.told(), (unsigned long long)next_expiry());
@@ -189,8 +189,8 @@ int tw_wheel::check() const
 				return err;
 	if (seen != counts.count())
 		return broken("count: count says %zu armed timers, the lists hold %zu", counts.count(), seen);
-	if (quiet_below > calc_quiet())
+	if (clock.quiet_below() > calc_quiet())
 		return broken("quiet: bound %llu is later than %llu: an advance would skip the next event",
-			      (unsigned long long)quiet_below, (unsigned long long)calc_quiet());
+			      (unsigned long long)clock.quiet_below(), (unsigned long long)calc_quiet());
 	return 0;
 }

@@ -34,7 +34,7 @@ void dump_expiry(const tw_timer *t, FILE *out)
 void tw_wheel::dump_level(FILE *out, unsigned level) const
 {
 	unsigned slots_per_level = 1u << geo.slot_bits;
-	unsigned clock_digit = tw::calc_wheel_slot(now_tick, level, geo.slot_bits, geo.slot_mask);
+	unsigned clock_digit = tw::calc_wheel_slot(clock.tick(), level, geo.slot_bits, geo.slot_mask);
 	unsigned long long width = 1ull << (level * geo.slot_bits);
 	fprintf(out, "  level %-2u slot = %llu tick%s: ", level, width, width == 1 ? "" : "s");
 	if (slots_per_level <= 16) {
@@ -72,7 +72,7 @@ void tw_wheel::dump_level_timers(FILE *out, unsigned level) const
 void tw_wheel::dump(FILE *out, bool verbose) const
 {
 	fprintf(out, "wheel: now %llu ns (tick %llu), tick %llu ns, %u levels of %u slots, %zu armed\n",
-		(unsigned long long)now_ns, (unsigned long long)now_tick, (unsigned long long)geo.tick_ns, geo.levels,
+		(unsigned long long)clock.ns(), (unsigned long long)clock.tick(), (unsigned long long)geo.tick_ns, geo.levels,
 		1u << geo.slot_bits, counts.count());
 	fprintf(out, "  due      %zu\n", list_length(*due.due_head()));
 	if (verbose)

@@ -23,6 +23,62 @@ namespace tw {
 // look unlikely to the compiler's layout of blocks.
 #define TW_PART inline TW_ALWAYS_INLINE
 
+// The clock: the time of the last advance, in ns and in ticks, and the
+// two bounds that spare an advance work.
+//
+//  clock     tick() is ns()'s tick (rounded down; UINT64_MAX reaches the
+//            last tick).
+//  quiet     quiet_below() is no later than the next event's tick (the
+//            first occupied slot's start, next_event_tick()) nor the last
+//            whole tick, and is 0 while the due list holds a timer, while
+//            an advance is under way, and once the wheel is destroyed: so
+//            an advance to an earlier tick, with no request queued, has
+//            only to move the clock, and knows it from one comparison. An
+//            arm lowers it to its slot's start; a removal leaves it low, an
+//            advance with events leaves it 0, and the next advance that
+//            finds nothing to do computes it again.
+//  open      a timer in a slot has an expiry tick after woke_tick(), the
+//            clock's tick at the last wake-up (an advance that reached the
+//            next expiry): a wake-up fires the timers whose window has
+//            opened, not only those whose firing tick has come
+//            (fire_open_windows()). Between wake-ups, a timer may wait in
+//            its slot with its window open, and fires by its firing tick.
+class wheel_clock {
+public:
+	void start(uint64_t ns, uint64_t tick, uint64_t quiet_below)
+	{
+		now_ns_ = ns;
+		now_tick_ = tick;
+		woke_tick_ = tick;
+		quiet_below_ = quiet_below;
+	}
+	TW_PART uint64_t ns() const { return now_ns_; }
+	TW_PART uint64_t tick() const { return now_tick_; }
+	// An advance moves the tick (event by event) and the time apart.
+	TW_PART void set_ns(uint64_t ns) { now_ns_ = ns; }
+	TW_PART void set_tick(uint64_t tick) { now_tick_ = tick; }
+
+	// The quiet rule.
+	TW_PART uint64_t quiet_below() const { return quiet_below_; }
+	TW_PART void quiet_until(uint64_t bound) { quiet_below_ = bound; }
+	TW_PART void not_quiet() { quiet_below_ = 0; }
+	TW_PART void lower_quiet(uint64_t start)
+	{
+		if (start < quiet_below_)
+			quiet_below_ = start;
+	}
+
+	// The open rule: a wake-up at the clock's tick.
+	TW_PART void woke() { woke_tick_ = now_tick_; }
+	TW_PART uint64_t woke_tick() const { return woke_tick_; }
+
+private:
+	uint64_t now_ns_;
+	uint64_t now_tick_;
+	uint64_t quiet_below_; // an advance to an earlier tick only moves the clock (the quiet rule)
+	uint64_t woke_tick_;   // the clock's tick at the last wake-up (the open rule)
+};
+
 // The policy a program set: the default window of tw_add() and tw_mod()
 // (read by every re-arm) and the backends' wake budget; and the widest
 // window placed, which bounds the search for opened windows (the window

@@ -41,12 +41,12 @@ template <bool Ms>
 TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming)
 {
 	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : geo.slot_bits;
-	unsigned b = tw::msb64(tick ^ now_tick);
+	unsigned b = tw::msb64(tick ^ clock.tick());
 	unsigned shift = geo.shift_of_bit[b];
 	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
 	TW_ASSERT(digits << shift == slot_start(calc_wheel_index(tick)), "quiet");
 	if (arming)
-		lower_quiet(digits << shift);
+		clock.lower_quiet(digits << shift);
 	uint64_t slot = digits & ((uint64_t{1} << bits) - 1);
 	unsigned level = geo.level_of_bit[b];
 	size_t where = geo.where0_of_bit[b] + slot;
@@ -91,7 +91,7 @@ TW_HOT_INLINE void tw_wheel::set_window(tw_timer *t, unsigned align)
 // and window already say that it would.
 TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (!slack && expires > now_ns) {
+	if (!slack && expires > clock.ns()) {
 		if (default_geometry)
 			arm_exact<true>(t, expires);
 		else
@@ -99,12 +99,12 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 		return;
 	}
 	claim(t, expires);
-	if (expires <= now_ns) {
+	if (expires <= clock.ns()) {
 		// Due now. A periodic timer keeps its alignment for its re-arms.
 		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
 		make_due(t);
 		counts.claimed_due();
-		quiet_below = 0;
+		clock.not_quiet();
 		return;
 	}
 	uint64_t exp_tick = geo.tick_of_expiry(expires);

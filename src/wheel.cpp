@@ -64,10 +64,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->geo.init(tick_ns, slot_bits);
 	w->default_geometry = w->geo.is_default();
 	TW_ASSERT(!w->default_geometry || w->geo.levels == tw::default_levels, "bitmaps");
-	w->now_ns = now;
-	w->now_tick = w->geo.tick_of_now(now);
-	w->woke_tick = w->now_tick;
-	w->quiet_below = w->geo.last_whole_tick; // empty: no event
+	w->clock.start(now, w->geo.tick_of_now(now), w->geo.last_whole_tick); // empty: no event quiets it
 	w->policy.init(w->geo.slack_ticks(slack_ns), no_budget);
 	w->exact_arms = w->default_geometry && !w->policy.default_slack();
 	w->buckets.init(w + 1, levels, w->geo.nslots());
@@ -109,7 +106,7 @@ void tw_wheel::destroy()
 	idle_all_timers();
 	holds &= ~tw::held_by_program;
 	exact_arms = false;  // arms are refused, by add()
-	quiet_below = 0;     // and advances, by advance_slow()
+	clock.not_quiet();   // and advances, by advance_slow()
 	requests.refuse();
 	// From a callback, the rest waits until the advance ends
 	// (advance_events()): a cancel of the running timer must not be done
@@ -195,7 +192,7 @@ unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t s
 // that it does; the stay rule, the window search and tw_check() ask here.
 size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 {
-	unsigned level = geo.level_of_bit[tw::msb64(exp_tick ^ now_tick)];
+	unsigned level = geo.level_of_bit[tw::msb64(exp_tick ^ clock.tick())];
 	return geo.index_of(level, tw::calc_wheel_slot(exp_tick, level, geo.slot_bits, geo.slot_mask));
 }
 
@@ -239,7 +236,7 @@ uint64_t tw_wheel::next_expiry() const
 {
 	// From a callback, the timers of this advance still to run are due too.
 	if (due.any())
-		return now_ns;
+		return clock.ns();
 	uint64_t tick = next_firing_tick();
 	return tick == UINT64_MAX ? UINT64_MAX : geo.ns_of_tick(tick);
 }
@@ -251,7 +248,7 @@ void tw_wheel::notify_now(uint64_t when)
 	// Requests that came in without waking us (request_queue.hpp): let
 	// the backend run the wheel again at once.
 	if (requests.has_wake() && publish_horizon(when))
-		when = now_ns;
+		when = clock.ns();
 	counts.told_hook();
 	holds |= tw::held_in_hook;
 	int touched = hook.tell(this, when);

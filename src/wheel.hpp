@@ -3,7 +3,7 @@
 // struct tw_wheel: the state of one hierarchical timing wheel, and the
 // invariants it keeps. The algorithm is in wheel.cpp, place.hpp, arm.cpp
 // and advance.cpp; check.cpp verifies the invariants one by one, under the
-// names given here.
+// names given here and beside each part.
 #ifndef TW_WHEEL_HPP
 #define TW_WHEEL_HPP
 
@@ -72,46 +72,25 @@ enum : uint8_t {
 namespace tw {
 
 // The parts of a wheel, each held by value in struct tw_wheel, each with
-// the invariants it keeps: a named member (parts.hpp, buckets.hpp,
-// geometry.hpp), or a base while the algorithm still names the part's
-// fields as its own (bases lie ahead of members, so the hot parts are the
-// bases). tw_check names an invariant when one breaks, and debug builds
-// assert each by name where the code relies on it (TW_ASSERT). The fields an arm, a cancel and a re-arm read come first,
-// in the parts they belong to (the clock, the lifetime, the policy, the
-// buckets, the hook, the counters), ahead of the geometry's tables and the
-// lateness histogram, which only a cascade and a firing read.
-
-// The clock.
-//
-//  clock     now_tick is now_ns's tick (rounded down; UINT64_MAX reaches the
-//            last tick).
-//  quiet     quiet_below is no later than the next event's tick (the first
-//            occupied slot's start, next_event_tick()) nor the last whole
-//            tick, and is 0 while the due list holds a timer, while an
-//            advance is under way, and once the wheel is destroyed: so an
-//            advance to an earlier tick, with no request queued, has only
-//            to move the clock, and knows it from one comparison. An arm
-//            lowers it to its slot's start; a removal leaves it low, an
-//            advance with events leaves it 0, and the next advance that
-//            finds nothing to do computes it again.
-//  open      a timer in a slot has an expiry tick after woke_tick, the
-//            clock's tick at the last wake-up (an advance that reached the
-//            next expiry): a wake-up fires the timers whose window has
-//            opened, not only those whose firing tick has come
-//            (fire_open_windows()). Between wake-ups, a timer may wait in
-//            its slot with its window open, and fires by its firing tick.
-struct wheel_clock {
-	uint64_t now_ns;
-	uint64_t now_tick;
-	uint64_t quiet_below; // an advance to an earlier tick only moves the clock (the quiet rule)
-	uint64_t woke_tick;   // the clock's tick at the last wake-up (the open rule)
-};
+// the invariants it keeps (parts.hpp, buckets.hpp, geometry.hpp). tw_check
+// names an invariant when one breaks, and debug builds assert each by name
+// where the code relies on it (TW_ASSERT). The fields an arm, a cancel and
+// a re-arm read come first, in the parts they belong to (the lifetime, the
+// clock, the policy, the buckets, the hook, the counters), ahead of the
+// geometry's tables and the lateness histogram, which only a cascade and a
+// firing read.
 
 // The lifetime: who holds the wheel (the transitions are listed with
 // held_by_program above), and the fast ways its arms and cascades take:
 // the default geometry's constants (geometry::is_default(), stored here in
 // the first cache line), and add_default()'s exact arms, which end with
 // the program's hold.
+//
+// A base with its fields the wheel's own, where the other parts are
+// members with theirs private: set or cleared through a member function,
+// the holder's bit of an advance that runs callbacks costs GCC a load, an
+// operation and a store each way, where the wheel's own field takes one
+// instruction on the byte.
 struct lifetime {
 	uint32_t id;           // stamped into armed timers, to refuse timers of other wheels
 	uint8_t holds;         // who holds the wheel: tw::held_by_program and the others
@@ -140,8 +119,8 @@ struct lifetime {
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
 // alignment: the expiry's tick itself for an exact timer.
-struct tw_wheel : tw::wheel_clock,
-		  tw::lifetime {
+struct tw_wheel : tw::lifetime {
+	tw::wheel_clock clock;
 	tw::policy policy;
 	tw::buckets buckets;
 	tw::hook hook;
@@ -198,8 +177,8 @@ struct tw_wheel : tw::wheel_clock,
 	// A timer with this expiry fires now: count how late.
 	void record_lateness(uint64_t expires)
 	{
-		TW_ASSERT(expires <= now_ns, "clock");
-		lateness.record(now_ns - expires);
+		TW_ASSERT(expires <= clock.ns(), "clock");
+		lateness.record(clock.ns() - expires);
 	}
 	void get_lateness(tw_lateness *out) const;
 	int check() const;
@@ -216,8 +195,8 @@ struct tw_wheel : tw::wheel_clock,
 	uint64_t slot_start(size_t index) const;
 	uint64_t slot_start_at(unsigned level, unsigned slot) const
 	{
-		uint64_t start = (now_tick & geo.level_high[level]) | uint64_t{slot} << geo.level_shift[level];
-		TW_ASSERT(start == tw::calc_slot_start(now_tick, level, slot, geo.slot_bits), "clock");
+		uint64_t start = (clock.tick() & geo.level_high[level]) | uint64_t{slot} << geo.level_shift[level];
+		TW_ASSERT(start == tw::calc_slot_start(clock.tick(), level, slot, geo.slot_bits), "clock");
 		return start;
 	}
 	uint64_t slot_last(size_t index) const;
@@ -236,11 +215,6 @@ struct tw_wheel : tw::wheel_clock,
 	// The bound for a next event at tick `event`: no later than the last
 	// whole tick, whose quotient UINT64_MAX shares (tick_of_now()).
 	uint64_t quiet_of(uint64_t event) const { return event < geo.last_whole_tick ? event : geo.last_whole_tick; }
-	void lower_quiet(uint64_t start)
-	{
-		if (start < quiet_below)
-			quiet_below = start;
-	}
 	bool stays(size_t index, uint64_t exp_tick, uint64_t tick, unsigned align) const;
 	bool stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const;
 

@@ -113,6 +113,39 @@ static void check_counters(unsigned steps)
 	       s.fired);
 }
 
+// The clock's bounds: the quiet bound only lowered by an arm, set by an
+// advance, 0 while it works; the wake-up's tick kept until the next.
+static void check_clock(unsigned steps)
+{
+	tw::wheel_clock c{};
+	c.start(5000, 5, 1000);
+	EXPECT(c.ns() == 5000 && c.tick() == 5 && c.woke_tick() == 5 && c.quiet_below() == 1000, "a new clock");
+	uint64_t quiet = 1000, woke = 5, tick = 5;
+	for (unsigned i = 0; i < steps; i++) {
+		uint64_t r = test_rand(&rng), x = test_rand(&rng) >> (r % 64);
+		switch (r % 5) {
+		case 0: // an arm into a slot starting at x
+			c.lower_quiet(x);
+			quiet = x < quiet ? x : quiet;
+			break;
+		case 1:
+			c.quiet_until(x), quiet = x;
+			break;
+		case 2:
+			c.not_quiet(), quiet = 0;
+			break;
+		case 3:
+			c.set_tick(x), tick = x;
+			break;
+		default:
+			c.woke(), woke = tick;
+			break;
+		}
+		EXPECT(c.quiet_below() == quiet && c.woke_tick() == woke && c.tick() == tick && c.ns() == 5000,
+		       "step %u", i);
+	}
+}
+
 // The widest alignment placed since the slots were last empty, against the
 // largest of a random run's; the settings kept as set.
 static void check_policy(unsigned steps)
@@ -310,6 +343,7 @@ int main(int argc, char **argv)
 	check_lateness(randoms);
 	check_counters(randoms * 10);
 	check_due_queue(randoms * 10);
+	check_clock(randoms);
 	check_policy(randoms);
 	check_hook();
 	check_buckets<true>(TW_DEFAULT_TICK_NS, TW_DEFAULT_SLOT_BITS, randoms * 2);
