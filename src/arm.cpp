@@ -69,7 +69,8 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 // restores on exit, which this path would pay for too.
 int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > clock.ns() && stays_later(t, expires, slack)) {
+	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > clock.ns() &&
+	    stays_later(t, expires, slack)) {
 		t->expires = expires;
 		counts.rearmed_in_place();
 		return 1;

@@ -176,8 +176,8 @@ int tw_wheel::check() const
 				      bit ? "occupied" : "empty", (unsigned long long)buckets.bitmap(level));
 	}
 	if (geo.levels < 64 && buckets.level_mask() >> geo.levels)
-		return broken("bitmaps: level mask %#llx has bits above %u levels", (unsigned long long)buckets.level_mask(),
-			      geo.levels);
+		return broken("bitmaps: level mask %#llx has bits above %u levels",
+			      (unsigned long long)buckets.level_mask(), geo.levels);
 	if (int err = check_bitmaps_ahead(this))
 		return err;
 	size_t seen = 0;

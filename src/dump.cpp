@@ -72,8 +72,8 @@ void tw_wheel::dump_level_timers(FILE *out, unsigned level) const
 void tw_wheel::dump(FILE *out, bool verbose) const
 {
 	fprintf(out, "wheel: now %llu ns (tick %llu), tick %llu ns, %u levels of %u slots, %zu armed\n",
-		(unsigned long long)clock.ns(), (unsigned long long)clock.tick(), (unsigned long long)geo.tick_ns, geo.levels,
-		1u << geo.slot_bits, counts.count());
+		(unsigned long long)clock.ns(), (unsigned long long)clock.tick(), (unsigned long long)geo.tick_ns,
+		geo.levels, 1u << geo.slot_bits, counts.count());
 	fprintf(out, "  due      %zu\n", list_length(*due.due_head()));
 	if (verbose)
 		for (const tw_timer *t = *due.due_head(); t; t = t->tw__next)

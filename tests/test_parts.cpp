@@ -42,7 +42,8 @@ static void check_lateness(unsigned randoms)
 	const uint64_t edges[] = { 0, 1, 2, 3, 4, 7, 8, 1000000, uint64_t{1} << 63, UINT64_MAX - 1, UINT64_MAX };
 	size_t n = sizeof edges / sizeof edges[0] + randoms;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t late = i < sizeof edges / sizeof edges[0] ? edges[i] : test_rand(&rng) >> (test_rand(&rng) % 64);
+		uint64_t late = i < sizeof edges / sizeof edges[0] ? edges[i]
+							       : test_rand(&rng) >> (test_rand(&rng) % 64);
 		h.record(late);
 		want[lateness_bucket(late)]++;
 		if (late > max)
@@ -63,7 +64,8 @@ static void check_lateness(unsigned randoms)
 static void check_counters(unsigned steps)
 {
 	tw::counters c{};
-	uint64_t armed = 0, arms = 0, placed = 0, cascade_placed = 0, cascaded = 0, advances = 0, idle = 0, cancelled = 0, fired = 0;
+	uint64_t armed = 0, arms = 0, placed = 0, cascade_placed = 0, cascaded = 0;
+	uint64_t advances = 0, idle = 0, cancelled = 0, fired = 0;
 	for (unsigned i = 0; i < steps; i++) {
 		switch (test_rand(&rng) % 10) {
 		case 0: // a claim into a slot
