@@ -10,20 +10,10 @@
 
 #include "../src/buckets.hpp"
 #include "../src/parts.hpp"
+#include "expect.h"
 #include "rand.h"
 
 static uint64_t rng = 0x9a27;
-static unsigned long long checked, wrong;
-
-#define EXPECT(cond, ...)                                        \
-	do {                                                     \
-		checked++;                                       \
-		if (!(cond) && wrong++ < 20) {                   \
-			fprintf(stderr, "%s: ", #cond);          \
-			fprintf(stderr, __VA_ARGS__);            \
-			fputc('\n', stderr);                     \
-		}                                                \
-	} while (0)
 
 // The bucket of a lateness, the slow way: the number of bits it takes.
 static unsigned lateness_bucket(uint64_t late_ns)
