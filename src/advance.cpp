@@ -49,7 +49,8 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 // registers that the exact timers' loop needs.
 template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint64_t exp_tick, unsigned align)
 {
-	return enqueue<Ms>(t, geo.fire_tick(exp_tick, align), exp_tick, counts.placed(), false);
+	counts.placed();
+	return enqueue<Ms>(t, geo.fire_tick(exp_tick, align), exp_tick, exp_tick, false);
 }
 
 // The clock has just reached the start of a slot of `from_level`, now
@@ -88,7 +89,8 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 			to_level = 0;
 		} else if (!align) {
 			// the arms' placements are derived (counters::stats())
-			to_level = enqueue<Ms>(t, exp_tick, tw::no_open, counts.placed(), false);
+			counts.placed();
+			to_level = enqueue<Ms>(t, exp_tick, tw::no_open, exp_tick, false);
 		} else {
 			to_level = place_window<Ms>(t, exp_tick, align);
 		}

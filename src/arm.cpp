@@ -27,18 +27,25 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 		notify_now(next);
 }
 
-// tw_add() on a wheel of the default geometry without default slack
-// (exact_arms): an idle timer for a later time is armed here, in a
-// function that makes no call on this path, so saves only the registers
-// this path needs; everything else, refusals included, goes through add().
+// The everyday arm, whichever call makes it: an idle timer, exact, for a
+// later time, on a wheel of the default geometry without default slack
+// (exact_arms). Inlined into add_default(), which makes no call on this
+// path and so saves only the registers it needs, and into remod(), where
+// tw_mod() of an idle timer goes (not into mod(), whose re-arm in place
+// keeps its few registers); a false return leaves everything else,
+// refusals included, to the general path.
+TW_HOT_INLINE bool tw_wheel::arm_default(tw_timer *t, uint64_t expires, uint64_t slack)
+{
+	if (!exact_arms || slack || t->tw__where != tw::where_idle || expires <= clock.ns())
+		return false;
+	arm_exact<true>(t, expires);
+	return true;
+}
+
 int tw_wheel::add_default(tw_timer *t, uint64_t expires)
 {
-	if (exact_arms && t->tw__where == tw::where_idle && expires > clock.ns()) {
-		arm_exact<true>(t, expires);
-		if (TW_UNLIKELY(hook.installed()))
-			return notify_added(expires);
-		return 0;
-	}
+	if (arm_default(t, expires, 0))
+		return TW_UNLIKELY(hook.installed()) ? notify_added(expires) : 0;
 	return add(t, expires, policy.default_slack());
 }
 
@@ -82,6 +89,8 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 // that is due, and the refusals.
 TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
+	if (arm_default(t, expires, slack))
+		return TW_UNLIKELY(hook.installed()) ? notify_added(expires) : 0;
 	if (destroyed())
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {

@@ -20,7 +20,7 @@
 namespace tw {
 
 // Each slot is several independent hlists ("lanes"), picked by the low
-// bits of a timer's tick on an arm, in turn by a cascade. A walk takes them
+// bits of a timer's tick (enqueue()). A walk takes them
 // interleaved, so the cache misses of up to `lanes`
 // chains are in flight at once instead of queueing one behind another: the
 // walk over a slot's timers is what decides the cost of expiry at scale.

@@ -49,31 +49,70 @@ inline tw_timer *merge_by_expiry(tw_timer *a, tw_timer *b)
 	return head;
 }
 
+// Cut the run at the head of *list off it, in order of expiry, and give
+// its last timer in *last: a run in order, or one strictly against it,
+// reversed as it is taken (strictly, so that equal expiries keep their
+// order).
+inline tw_timer *take_run(tw_timer **list, tw_timer **last)
+{
+	tw_timer *t = *list, *next = t->tw__next;
+	if (next && next->expires < t->expires) {
+		tw_timer *rev = nullptr;
+		*last = t;
+		do {
+			next = t->tw__next;
+			t->tw__next = rev;
+			rev = t;
+			t = next;
+		} while (t && t->expires < rev->expires);
+		*list = t;
+		return rev;
+	}
+	tw_timer *first = t;
+	for (; next && next->expires >= t->expires; next = t->tw__next)
+		t = next;
+	t->tw__next = nullptr;
+	*list = next;
+	*last = t;
+	return first;
+}
+
 // A chain linked through tw__next (its pprev links are left as they are)
-// in order of expiry: a list's merge sort, which keeps one sorted
-// run of 2^i timers per i, with no allocation and O(n log n) steps.
+// in order of expiry, equal expiries in their order: a natural merge sort
+// with no allocation. Runs in order or against it are taken whole, a run
+// that follows the one before in order is joined to it, and the others
+// are merged as a binary counter counts (runs[i] holds 2^i runs). A chain
+// made of a few runs, as a slot's timers of one tick are, costs O(n);
+// any chain O(n log n).
 inline tw_timer *sort_by_expiry(tw_timer *list)
 {
-	tw_timer *runs[64]; // runs[i]: nullptr, or 2^i timers that came before those of runs[i - 1]
+	tw_timer *runs[64]; // runs[i]: nullptr, or 2^i runs that came before those of runs[i - 1]
+	tw_timer *run = nullptr, *last = nullptr, *next_last = nullptr;
 	unsigned used = 0;
 	while (list) {
-		tw_timer *run = list;
-		list = list->tw__next;
-		run->tw__next = nullptr;
+		tw_timer *next = take_run(&list, &next_last);
+		if (run && next->expires >= last->expires) {
+			last->tw__next = next;
+			last = next_last;
+			continue;
+		}
 		unsigned i = 0;
-		for (; i < used && runs[i]; i++) {
+		for (; run && i < used && runs[i]; i++) {
 			run = merge_by_expiry(runs[i], run);
 			runs[i] = nullptr;
 		}
-		if (i == used)
-			used++;
-		runs[i] = run;
+		if (run) {
+			if (i == used)
+				used++;
+			runs[i] = run;
+		}
+		run = next;
+		last = next_last;
 	}
-	tw_timer *sorted = nullptr;
 	for (unsigned i = 0; i < used; i++)
 		if (runs[i])
-			sorted = merge_by_expiry(runs[i], sorted);
-	return sorted;
+			run = merge_by_expiry(runs[i], run);
+	return run;
 }
 
 struct tail_list {

@@ -216,9 +216,8 @@ public:
 	TW_PART void fired() { stats_.fired++; }
 	TW_PART void moved() { moved_++; }
 	TW_PART void idled(size_t timers) { idled_ += timers; }
-	// A cascade's placement: the placements before it, which deal the
-	// timers out to the lanes in turn.
-	TW_PART uint64_t placed() { return stats_.placed++; }
+	// A cascade's placement.
+	TW_PART void placed() { stats_.placed++; }
 	TW_PART void cascaded(uint64_t timers) { stats_.cascaded += timers; }
 	// Advances and the hook.
 	TW_PART void advanced_firing() { stats_.advances++; }

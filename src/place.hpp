@@ -29,9 +29,12 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 // the bucket calc_wheel_index() names for that tick, computed here from
 // the per-bit tables and used as it is rather than encoded in an index and
 // taken apart again, in lane `lane` (its low bits). The lanes need no
-// counter of their own: an arm takes its expiry's tick, a cascade the
-// count of its placements, so timers armed for one tick share a lane and a
-// slot full of them is walked as one chain. `open` is the expiry's tick of
+// counter of their own: an arm and a cascade both take the timer's expiry
+// tick, so a slot's ticks spread over its lanes, and one tick's timers
+// share a lane, where each placement reverses them: they come due in the
+// order they were armed or in the reverse, which a caller keeping arm
+// order (libuv's, in the uv_timer_t layer) takes without a sort. A slot
+// full of one tick's timers is walked as one chain. `open` is the expiry's tick of
 // a timer with a window, for the slot's bound on opened windows, and
 // tw::no_open for an exact timer, whose compare then folds away. The
 // default geometry (default_geometry) has this path with its tick and

@@ -112,12 +112,27 @@ void tw__uv_closer_start(struct tw_uv *h);
  * until then: the layer has callbacks left that a budget put off. */
 void tw__uv_wake_soon(struct tw_uv *h);
 
-/* uv_timer_order.c: is the list (linked through tw__next) in libuv's
- * order, by due ms, then start id? tw__uv_timer_sort() puts it so, stable
- * and without allocation, in O(k) for a list of a few runs, ascending or
- * descending, O(k log k) at worst; the back links are the caller's. */
-int tw__uv_timer_in_order(const struct tw_uv_timer *list);
-struct tw_uv_timer *tw__uv_timer_sort(struct tw_uv_timer *list);
+/*
+ * uv_timer_order.c: the layer's ready list, the timers that fired and wait
+ * for their callbacks, run in libuv's order: by due ms, then start id.
+ * The wheel hands a wake-up's timers over tick by tick, and a tick's in
+ * the order they were armed or in the reverse (each placement of a tick's
+ * timers reverses them): a timer that does not come before the last goes
+ * last, one that comes before the last run's first timer (and not before
+ * the timer ahead of it) goes first in that run, and only another lets
+ * order() sort, stable and without allocation, in O(k log k) at worst.
+ */
+struct tw__uv_ready {
+	struct tw_uv_timer *first;
+	struct tw_uv_timer **tail; /* &first when empty, else &last->tw__next */
+	struct tw_uv_timer **run;  /* the link to the last run's first timer; NULL after a removal */
+	int unordered;             /* a timer went in out of order since order() */
+};
+
+void tw__uv_ready_init(struct tw__uv_ready *r);
+void tw__uv_ready_add(struct tw__uv_ready *r, struct tw_uv_timer *t);
+void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t);
+void tw__uv_ready_order(struct tw__uv_ready *r);
 
 /* uv_timer.c: tw_uv_timer_close() with libuv's close callback, which is
  * given the timer as a uv_handle_t, for <timerwheel/uv_port.h>. */

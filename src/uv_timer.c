@@ -9,10 +9,11 @@
  * the wheel, never inside it:
  *
  * - Order. libuv runs the timers due in one turn by (due ms, start id).
- *   The layer's callback only queues a fired timer (the ready list); after
- *   the advance the backend calls the layer back, which puts the list in
- *   that order (uv_timer_order.c) and runs it as libuv's own ready queue
- *   is run. A wake budget is spent on that list.
+ *   The layer's callback only queues a fired timer on the ready list
+ *   (uv_timer_order.c), which keeps that order as the wheel hands timers
+ *   over, or sorts; after the advance the backend calls the layer back,
+ *   which runs it as libuv's own ready queue is run. A wake budget is
+ *   spent on that list.
  * - Close. A closed timer waits on the layer's closing list; the
  *   backend's closer (one uv_close() per loop turn) calls the layer back.
  * - Liveness. An unreferenced timer lives on the backend's weak wheel,
@@ -45,8 +46,7 @@ enum {
  * backend of the program's, and let go of when the backend is closed.
  */
 struct layer_state {
-	struct tw_uv_timer *ready;       /* fired, callbacks to run, in libuv's order once sorted */
-	struct tw_uv_timer **ready_tail;
+	struct tw__uv_ready ready;       /* fired, callbacks to run, in libuv's order */
 	struct tw_uv_timer *idle;        /* the loop's wheel's stopped timers, for a walk */
 	struct tw_uv_timer *closing;     /* closed, callbacks to run */
 	struct tw_uv_timer *running;     /* in its timer callback */
@@ -109,9 +109,7 @@ static void unpark(struct tw_uv_timer *t)
 
 static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 {
-	if (!t->tw__next)
-		state_of(h)->ready_tail = t->tw__pprev;
-	unlink_timer(t);
+	tw__uv_ready_remove(&state_of(h)->ready, t);
 	t->tw__flags &= ~(unsigned)TW__UVT_READY;
 }
 
@@ -121,12 +119,8 @@ static void ready_remove(struct tw_uv *h, struct tw_uv_timer *t)
 static void fire(struct tw_timer *tt)
 {
 	struct tw_uv_timer *t = tw_container_of(tt, struct tw_uv_timer, tw__timer);
-	struct layer_state *st = state_of(t->tw__uv);
 
-	t->tw__next = NULL;
-	t->tw__pprev = st->ready_tail;
-	*st->ready_tail = t;
-	st->ready_tail = &t->tw__next;
+	tw__uv_ready_add(&state_of(t->tw__uv)->ready, t);
 	t->tw__flags |= TW__UVT_READY;
 }
 
@@ -171,33 +165,18 @@ static void disarm(struct tw_uv_timer *t)
 		(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
-/* The ready list in libuv's order, its back links made again. */
-static void sort_ready(struct layer_state *st)
-{
-	struct tw_uv_timer *t;
-
-	if (tw__uv_timer_in_order(st->ready))
-		return;
-	st->ready = tw__uv_timer_sort(st->ready);
-	st->ready_tail = &st->ready;
-	for (t = st->ready; t; t = t->tw__next) {
-		t->tw__pprev = st->ready_tail;
-		st->ready_tail = &t->tw__next;
-	}
-}
-
 static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 {
 	struct layer_state *st = state_of(h);
 	struct tw_uv_timer *t;
 	unsigned ran = 0;
 
-	if (st->ready == NULL)
+	if (st->ready.first == NULL)
 		return;
-	sort_ready(st);
+	tw__uv_ready_order(&st->ready);
 	/* A callback may stop, restart, close or free any timer: each step
 	 * takes the head afresh, and a stopped one has left the list. */
-	while ((t = st->ready) != NULL && tw__uv_wheel(h) != NULL && ran++ < budget) {
+	while ((t = st->ready.first) != NULL && tw__uv_wheel(h) != NULL && ran++ < budget) {
 		ready_remove(h, t);
 		/* As uv_timer_again() before the callback: from the wake-up, not
 		 * from a wheel's clock, which a spent budget may have left behind. */
@@ -211,7 +190,7 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		if (st->loop_wheel && !tw_pending(&t->tw__timer))
 			park(t);
 	}
-	if (st->ready == NULL)
+	if (st->ready.first == NULL)
 		return;
 	/* The budget is spent: the rest run first in the next wake-up, which
 	 * is in the next millisecond, and hold the loop until then, as
@@ -221,7 +200,7 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		return;
 	}
 	/* The backend was closed from a callback: the rest never run. */
-	while ((t = st->ready) != NULL)
+	while ((t = st->ready.first) != NULL)
 		ready_remove(h, t);
 }
 
@@ -254,7 +233,7 @@ static const struct tw__uv_layer layer = { run_ready, run_closed, release };
 
 static void state_init(struct layer_state *st)
 {
-	st->ready_tail = &st->ready;
+	tw__uv_ready_init(&st->ready);
 }
 
 /* --- the loop's own wheel --- */
@@ -581,7 +560,7 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
 	for (t = lw->state.idle; t && r == 0; t = t->tw__next)
 		r = walk_collect(&wk, t);
-	for (t = lw->state.ready; t && r == 0; t = t->tw__next)
+	for (t = lw->state.ready.first; t && r == 0; t = t->tw__next)
 		r = walk_collect(&wk, t);
 	/* ... or in its callback, idle until it returns. */
 	t = lw->state.running;

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libuv's order of the timers due in one wake-up, for the uv_timer_t
- * layer (uv_timer.c): by due millisecond, then by start. The wheel hands a
- * wake-up's timers over in tick order, and within a tick in the order of
- * its lists, which is not the start order; the layer puts its ready list
- * in order here before it runs it.
+ * The uv_timer_t layer's ready list (uv_int.h), in libuv's order of the
+ * timers due in one wake-up: by due millisecond, then by start. The wheel
+ * hands a wake-up's timers over in tick order, and a tick's in the order
+ * they were armed or in the reverse, which the list takes at either end;
+ * anything else it sorts before the layer runs it.
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
+
+#include <assert.h>
 
 #include "uv_int.h"
 
@@ -73,16 +75,22 @@ static struct tw_uv_timer *take_run(struct tw_uv_timer **list, struct tw_uv_time
 	return rev;
 }
 
+static int in_order(const struct tw_uv_timer *t)
+{
+	for (; t && t->tw__next; t = t->tw__next)
+		if (before(t->tw__next, t))
+			return 0;
+	return 1;
+}
+
 /*
  * A natural merge sort of a singly linked list by before(), stable and
  * without allocation. Runs that follow one another in order are joined
  * as they come; the others are merged as a binary counter counts (bins[i]
- * holds 2^i runs, merged). The wheel hands a wake-up's timers over in
- * tick order, and a tick's in the order of its lists: runs, ascending or
- * descending, one after another. O(k) for k timers then, O(k log k) at
- * worst.
+ * holds 2^i runs, merged). A list of a few runs, ascending or descending,
+ * costs O(k) for k timers, any list O(k log k).
  */
-struct tw_uv_timer *tw__uv_timer_sort(struct tw_uv_timer *list)
+static struct tw_uv_timer *sort(struct tw_uv_timer *list)
 {
 	struct tw_uv_timer *bins[64] = { NULL }, *run = NULL, *last = NULL, *next, *next_last;
 	unsigned i, used = 0;
@@ -111,10 +119,67 @@ struct tw_uv_timer *tw__uv_timer_sort(struct tw_uv_timer *list)
 	return run;
 }
 
-int tw__uv_timer_in_order(const struct tw_uv_timer *t)
+void tw__uv_ready_init(struct tw__uv_ready *r)
 {
-	for (; t->tw__next; t = t->tw__next)
-		if (before(t->tw__next, t))
-			return 0;
-	return 1;
+	r->first = NULL;
+	r->tail = &r->first;
+	r->run = NULL;
+	r->unordered = 0;
+}
+
+/* Does @t, which comes before the last timer, go first in the last run:
+ * before the run's first timer, and not before the timer ahead of it? */
+static int starts_run(const struct tw__uv_ready *r, const struct tw_uv_timer *t)
+{
+	return r->run && before(t, *r->run) &&
+	       (r->run == &r->first || !before(t, tw_container_of(r->run, struct tw_uv_timer, tw__next)));
+}
+
+void tw__uv_ready_add(struct tw__uv_ready *r, struct tw_uv_timer *t)
+{
+	struct tw_uv_timer **at = r->tail;
+
+	if (r->first && before(t, tw_container_of(r->tail, struct tw_uv_timer, tw__next))) {
+		if (starts_run(r, t))
+			at = r->run;
+		else
+			r->unordered = 1;
+	}
+	t->tw__next = *at;
+	t->tw__pprev = at;
+	if (*at) {
+		(*at)->tw__pprev = &t->tw__next;
+	} else {
+		r->tail = &t->tw__next;
+		r->run = at;
+	}
+	*at = t;
+}
+
+void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t)
+{
+	if (!t->tw__next)
+		r->tail = t->tw__pprev;
+	*t->tw__pprev = t->tw__next;
+	if (t->tw__next)
+		t->tw__next->tw__pprev = t->tw__pprev;
+	r->run = NULL; /* its link may have gone with @t */
+}
+
+/* In libuv's order, its back links made again. */
+void tw__uv_ready_order(struct tw__uv_ready *r)
+{
+	struct tw_uv_timer *t;
+
+	if (!r->unordered)
+		return;
+	r->unordered = 0;
+	r->run = NULL;
+	r->first = sort(r->first);
+	r->tail = &r->first;
+	for (t = r->first; t; t = t->tw__next) {
+		t->tw__pprev = r->tail;
+		r->tail = &t->tw__next;
+	}
+	assert(in_order(r->first));
 }

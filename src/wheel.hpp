@@ -228,6 +228,7 @@ private:
 	void set_window(tw_timer *t, unsigned align);
 	void arm(tw_timer *t, uint64_t expires, uint64_t slack);
 	template <bool Ms> void arm_exact(tw_timer *t, uint64_t expires);
+	bool arm_default(tw_timer *t, uint64_t expires, uint64_t slack);
 	template <bool Ms> unsigned enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming);
 	void make_due(tw_timer *t)
 	{

@@ -54,7 +54,7 @@ static void check_lateness(unsigned randoms)
 static void check_counters(unsigned steps)
 {
 	tw::counters c{};
-	uint64_t armed = 0, arms = 0, placed = 0, cascade_placed = 0, cascaded = 0;
+	uint64_t armed = 0, arms = 0, placed = 0, cascaded = 0;
 	uint64_t advances = 0, idle = 0, cancelled = 0, fired = 0;
 	for (unsigned i = 0; i < steps; i++) {
 		switch (test_rand(&rng) % 10) {
@@ -79,9 +79,9 @@ static void check_counters(unsigned steps)
 			if (armed)
 				c.fired(), armed--, fired++;
 			break;
-		case 6: // a cascade's placement: its number deals the lane
-			EXPECT(c.placed() == cascade_placed, "step %u", i);
-			cascade_placed++, placed++;
+		case 6: // a cascade's placement
+			c.placed();
+			placed++;
 			c.cascaded(1), cascaded++;
 			break;
 		case 7:

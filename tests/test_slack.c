@@ -104,7 +104,9 @@ static void test_window_and_boundary(void **state)
 	uint64_t rng = test_seed();
 	for (size_t k = 0; k < sizeof(ticks) / sizeof(ticks[0]); k++) {
 		for (size_t i = 0; i < sizeof(dists) / sizeof(dists[0]); i++) {
-			for (size_t j = 0; j < sizeof(slacks) / sizeof(slacks[0]); j++) {
+			for (size_t j = 0; j < 2 * sizeof(slacks) / sizeof(slacks[0]); j++) {
+				/* Armed by tw_add_range(), then, idle, by tw_mod_range(): one window. */
+				bool by_mod = j & 1;
 				struct tw_config cfg = { .tick_ns = ticks[k] };
 				uint64_t start = test_rand(&rng) % (1ull << 50);
 				struct tw_wheel *w;
@@ -112,13 +114,13 @@ static void test_window_and_boundary(void **state)
 				struct tw_timer t;
 				tw_timer_init(&t, on_fire);
 				uint64_t e = start + dists[i];
-				assert_int_equal(tw_add_range(w, &t, e, slacks[j]), 0);
+				assert_int_equal(by_mod ? tw_mod_range(w, &t, e, slacks[j / 2]) : tw_add_range(w, &t, e, slacks[j / 2]), 0);
 				assert_wheel_sound(w);
 				run_until_fired(w);
-				uint64_t end = tw_model_saturate((tw_model_u128)e + slacks[j]);
+				uint64_t end = tw_model_saturate((tw_model_u128)e + slacks[j / 2]);
 				assert_true(fired_at >= e);
 				assert_true(fired_at <= test_round_up(end, ticks[k]));
-				assert_int_equal(fired_at, tw_model_coarsest_ns(e, slacks[j], ticks[k]));
+				assert_int_equal(fired_at, tw_model_coarsest_ns(e, slacks[j / 2], ticks[k]));
 				assert_wheel_sound(w);
 				tw_wheel_destroy(w);
 			}

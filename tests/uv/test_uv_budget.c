@@ -391,11 +391,16 @@ static void test_budget_keeps_start_order(void **state)
  * still show the program's timers only. Budget 2 over six timers due at
  * once, half of them unreferenced: three wake-ups, the backend's timer
  * waiting between them. A check handle walks after every loop turn, and
- * the test once more after the run. */
+ * the test once more after the run. The wake-ups are counted as the
+ * start-order case counts them, and the walks made before each: a budget
+ * ignored fires all six in one, and a walk that never came between two
+ * wake-ups never saw the backend's timer waiting. */
 enum { WALK_TIMERS = 6, WALK_BUDGET = 2 };
 static struct tw_uv_timer walk_t[WALK_TIMERS];
 static uv_check_t walk_check;
 static unsigned walk_fired, walk_walks, walk_seen;
+static unsigned walk_wakeups, walk_walked_between, walk_walks_at_wakeup;
+static uint64_t walk_wakeup;
 
 static void walk_handle(uv_handle_t *h, void *arg)
 {
@@ -416,7 +421,15 @@ static void walk_check_cb(uv_check_t *c)
 
 static void walk_cb(struct tw_uv_timer *t)
 {
-	(void)t;
+	struct tw_uv_stats st;
+
+	assert_int_equal(tw_uv_get_stats(t->tw__uv, &st), 0);
+	if (st.wakeups != walk_wakeup) {
+		walk_wakeup = st.wakeups;
+		if (walk_wakeups++ && walk_walks > walk_walks_at_wakeup)
+			walk_walked_between++;
+		walk_walks_at_wakeup = walk_walks;
+	}
 	walk_fired++;
 }
 
@@ -438,8 +451,18 @@ static void test_budget_walk_shows_timers_only(void **state)
 	uv_unref((uv_handle_t *)&walk_check);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	walk_check_cb(&walk_check);
-	printf("# %u fired, %u walks, %u timers seen\n", walk_fired, walk_walks, walk_seen);
+	printf("# %u fired over %u wake-ups (budget %d), %u walks, %u of the %u gaps between wake-ups walked, "
+	       "%u timers seen\n",
+	       walk_fired, walk_wakeups, WALK_BUDGET, walk_walks, walk_walked_between,
+	       walk_wakeups ? walk_wakeups - 1 : 0, walk_seen);
 	assert_int_equal(walk_fired, WALK_TIMERS);
+	assert_int_equal(walk_wakeups, WALK_TIMERS / WALK_BUDGET);
+	/* libuv's turn runs its timers, then its check handles: a walk ends
+	 * each wake-up's turn, and the test's own ends the run. A turn in
+	 * which nothing fires walks too, so that is the least, not the
+	 * count. */
+	assert_int_equal(walk_walked_between, WALK_TIMERS / WALK_BUDGET - 1);
+	assert_true(walk_walks >= WALK_TIMERS / WALK_BUDGET + 1);
 	assert_int_equal(walk_seen, walk_walks * WALK_TIMERS);
 	for (int i = 0; i < WALK_TIMERS; i++)
 		tw_uv_timer_close(&walk_t[i], NULL);

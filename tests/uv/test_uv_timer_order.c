@@ -176,6 +176,26 @@ static void test_one_wakeup(void **state)
 	close_items(N);
 }
 
+/* Referenced and unreferenced timers, started in turn with one timeout,
+ * live on two wheels that fire one after the other into the layer's ready
+ * list in one wake-up: each wheel's timers in start order, the two
+ * interleaved by start. They run by start all the same. */
+static void test_two_wheels(void **state)
+{
+	(void)state;
+	init_items(N);
+	for (int i = 0; i < N; i++) {
+		if (i % 2)
+			tw_uv_timer_unref(&items[i].t);
+		start(&items[i], record, 20, 0);
+	}
+	uv_sleep(40);
+	uv_run(uv_default_loop(), UV_RUN_ONCE);
+	assert_int_equal(nfired, N);
+	assert_int_equal(inversions(), 0);
+	close_items(N);
+}
+
 /* From a callback: a timer due in the same wake-up but not yet run that is
  * stopped, closed or restarted does not run in it (libuv's ready queue). */
 static void meddle_cb(tw_uv_timer_t *t)
@@ -257,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_same_timeout),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_one_wakeup),
+		cmocka_unit_test(test_two_wheels),
 		cmocka_unit_test(test_meddle),
 		cmocka_unit_test(test_coarse_tick),
 	};
