@@ -49,8 +49,8 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 // registers that the exact timers' loop needs.
 template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint64_t exp_tick, unsigned align)
 {
-	stats.placed++;
-	return enqueue<Ms>(t, fire_tick(exp_tick, align), exp_tick, exp_tick, false);
+	counts.placed();
+	return enqueue<Ms>(t, geo.fire_tick(exp_tick, align), exp_tick, exp_tick, false);
 }
 
 // The clock has just reached the start of a slot of `from_level`, now
@@ -71,15 +71,15 @@ template <bool Ms>
 void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **early)
 {
 	walk_lanes(chains, [this, from_level, early](tw_timer *t) TW_HOT_LAMBDA {
-		uint64_t exp_tick = tick_of_expiry(t->expires, Ms);
-		TW_ASSERT(exp_tick > woke_tick, "open");
+		uint64_t exp_tick = geo.tick_of_expiry(t->expires, Ms);
+		TW_ASSERT(exp_tick > clock.woke_tick(), "open");
 		unsigned align = tw::align_of(t);
 		unsigned to_level;
-		if (exp_tick <= now_tick) {
+		if (exp_tick <= clock.tick()) {
 			// Never before its tick: no bound announced an earlier one
 			// (and the last event by a target is taken on a wheel
 			// without windows only).
-			TW_ASSERT(early ? !align : fire_tick(exp_tick, align) == now_tick, "stay");
+			TW_ASSERT(early ? !align : geo.fire_tick(exp_tick, align) == clock.tick(), "stay");
 			if (early) {
 				t->tw__next = *early;
 				*early = t;
@@ -88,14 +88,14 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 			}
 			to_level = 0;
 		} else if (!align) {
-			// the arms' placements are derived (stats_now())
-			stats.placed++;
+			// the arms' placements are derived (counters::stats())
+			counts.placed();
 			to_level = enqueue<Ms>(t, exp_tick, tw::no_open, exp_tick, false);
 		} else {
 			to_level = place_window<Ms>(t, exp_tick, align);
 		}
 		if (to_level < from_level)
-			stats.cascaded++;
+			counts.cascaded(1);
 	});
 }
 
@@ -145,20 +145,20 @@ tw_timer *tw_wheel::sort_early(tw_timer *chain)
 void tw_wheel::collect_expired_timers(uint64_t target_tick)
 {
 	unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
-	while (first_occupied(&level, &slot)) {
+	while (buckets.first_occupied(&level, &slot)) {
 		uint64_t event = slot_start_at(level, slot);
 		if (event > target_tick)
 			break;
-		TW_ASSERT(event > now_tick, "ahead");
+		TW_ASSERT(event > clock.tick(), "ahead");
 
-		now_tick = event;
+		clock.set_tick(event);
 		tw_timer *chains[tw::lanes];
-		size_t index = index_of(level, slot);
-		TW_ASSERT(!slots[index].empty(), "bitmaps");
-		slots[index].take_all(chains);
-		emptied(index);
-		if (level && !widest && next_event_tick() > target_tick) {
-			now_tick = target_tick;
+		size_t index = geo.index_of(level, slot);
+		TW_ASSERT(!buckets[index].empty(), "bitmaps");
+		buckets[index].take_all(chains);
+		buckets.emptied(index, geo);
+		if (level && !policy.widest() && next_event_tick() > target_tick) {
+			clock.set_tick(target_tick);
 			tw_timer *early = nullptr;
 			place_again(chains, level, &early);
 			if (early && early->tw__next)
@@ -166,14 +166,14 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			for (tw_timer *t = early, *next; t; t = next) {
 				next = t->tw__next;
 				// After what came due before: no earlier than the slot's start.
-				TW_ASSERT(tick_of_expiry(t->expires, default_geometry) >= event, "stay");
+				TW_ASSERT(geo.tick_of_expiry(t->expires, default_geometry) >= event, "stay");
 				make_due(t);
 			}
 			return;
 		}
 		place_again(chains, level, nullptr);
 	}
-	now_tick = target_tick;
+	clock.set_tick(target_tick);
 }
 
 // The open rule (wheel.hpp): a wake-up fires every timer whose window has
@@ -198,13 +198,13 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 // opened, all its timers for a few of them.
 TW_NOINLINE void tw_wheel::fire_open_windows()
 {
-	if (now_tick >= last_tick)
+	if (clock.tick() >= geo.last_tick)
 		return;
-	for (unsigned align = 1; align <= widest; align++) {
+	for (unsigned align = 1; align <= policy.widest(); align++) {
 		uint64_t mask = (uint64_t{1} << align) - 1;
-		if ((now_tick | mask) >= last_tick)
+		if ((clock.tick() | mask) >= geo.last_tick)
 			return; // no multiple of 2^align, nor of any larger power, is left
-		take_opened(calc_wheel_index((now_tick | mask) + 1));
+		take_opened(calc_wheel_index((clock.tick() | mask) + 1));
 	}
 }
 
@@ -223,31 +223,31 @@ void tw_wheel::take_opened(size_t index)
 {
 	// An empty slot's bound is UINT64_MAX too, but the bitmap answers
 	// without touching the slot.
-	if (!(occupied[level_of(index)] >> slot_of(index) & 1))
+	if (!buckets.occupied(geo.level_of(index), geo.slot_of(index)))
 		return;
-	tw::slot &s = slots[index];
-	if (s.min_open > now_tick)
+	tw::slot &s = buckets[index];
+	if (s.min_open > clock.tick())
 		return;
 	uint64_t last = slot_last(index);
-	bool coarse = level_of(index) > 0;
+	bool coarse = geo.level_of(index) > 0;
 	uint64_t open_bound = s.min_open;
 	tw_timer *chains[tw::lanes];
 	s.take_all(chains);
 	unsigned lane = 0; // the kept timers, dealt out again in turn
 	walk_lanes(chains, [&](tw_timer *t) TW_HOT_LAMBDA {
-		uint64_t exp_tick = tick_of_expiry(t->expires);
+		uint64_t exp_tick = geo.tick_of_expiry(t->expires);
 		TW_ASSERT(!tw::align_of(t) || exp_tick >= open_bound, "bound");
-		TW_ASSERT(tw::align_of(t) <= widest, "window");
-		if (exp_tick <= now_tick) {
+		TW_ASSERT(tw::align_of(t) <= policy.widest(), "window");
+		if (exp_tick <= clock.tick()) {
 			make_due(t);
-			stats.cascaded += coarse;
+			counts.cascaded(coarse);
 		} else {
 			unsigned align = tw::align_of(t);
-			s.push(t, lane++, fire_tick(exp_tick, align), align ? exp_tick : tw::no_open);
+			s.push(t, lane++, geo.fire_tick(exp_tick, align), align ? exp_tick : tw::no_open);
 		}
 	});
 	if (s.empty())
-		emptied(index);
+		buckets.emptied(index, geo);
 	else if (s.min_tick > last)
 		s.min_tick = last;
 }
@@ -264,8 +264,8 @@ inline void tw_wheel::rearm_periodic(tw_timer *t)
 	if (!p->period)
 		return;
 	uint64_t fired_for = t->expires;
-	tw__forward(t, now_ns, p->period);
-	if (t->expires > now_ns)
+	tw__forward(t, clock.ns(), p->period);
+	if (t->expires > clock.ns())
 		arm(t, t->expires, (uint64_t{1} << tw::align_of(t)) - 1);
 	else
 		t->expires = fired_for;
@@ -275,21 +275,14 @@ inline void tw_wheel::rearm_periodic(tw_timer *t)
 // the others stay due, in their order, ahead of what comes due later.
 int tw_wheel::run_expired_timers(unsigned budget)
 {
-	TW_ASSERT(!ready && !running(), "due");
+	TW_ASSERT(!due.next_ready() && !running(), "due");
 	int fired = 0;
 	holds |= tw::held_by_advance;
-	if (budget == no_budget) {
-		ready = due.first;
-		due.init();
-	} else {
-		ready = due.take_front(budget);
-	}
-	if (ready)
-		ready->tw__pprev = &ready;
-	for (tw_timer *t; (t = ready);) {
+	due.take_ready(budget);
+	for (tw_timer *t; (t = due.next_ready());) {
 		unlink(t);
 		record_lateness(t->expires);
-		stats.fired++; // and count()
+		counts.fired();
 		if (tw::is_periodic(t))
 			rearm_periodic(t);
 		if (fired < INT32_MAX)
@@ -304,7 +297,7 @@ int tw_wheel::run_expired_timers(unsigned budget)
 // next advance has timers to run or must refuse.
 uint64_t tw_wheel::calc_quiet() const
 {
-	if (due.first || ready || refuses_advance())
+	if (due.any() || refuses_advance())
 		return 0;
 	return quiet_of(next_event_tick());
 }
@@ -321,10 +314,10 @@ TW_NOINLINE int tw_wheel::tell_next_expiry()
 TW_HOT_INLINE int tw_wheel::end_advance(int fired)
 {
 	if (fired)
-		stats.advances++;
+		counts.advanced_firing();
 	else
-		stats.idle_advances++;
-	if (notify)
+		counts.advanced_idle();
+	if (hook.installed())
 		notify_now(next_expiry());
 	return fired;
 }
@@ -337,7 +330,7 @@ TW_COLD int tw_wheel::refuse_advance() const
 // Most advances of a loop that polls find nothing to do: no request, no
 // due timer, and no slot coming due by the target. The quiet rule
 // (wheel.hpp) tells them so in one comparison, and they only move the
-// clock and count themselves once (stats_now()). Such an advance is no
+// clock and count themselves once (counters::stats()). Such an advance is no
 // wake-up either, so there are no windows to look for: the next expiry is
 // no earlier than the first event's tick, which lies after the target's.
 // The quotient is the clock's tick for every time but UINT64_MAX, whose
@@ -349,13 +342,13 @@ TW_COLD int tw_wheel::refuse_advance() const
 TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
 	// The default geometry's tick as a constant: no load of the divider.
-	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : per_tick.quotient(now);
-	if (target_tick < quiet_below && now >= now_ns && !requests_pending()) {
-		TW_ASSERT(quiet_below <= calc_quiet() && target_tick == tick_of_now(now), "quiet");
-		now_tick = target_tick;
-		now_ns = now;
-		stats.idle_advances++;
-		if (TW_UNLIKELY(notify != nullptr))
+	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : geo.per_tick.quotient(now);
+	if (target_tick < clock.quiet_below() && now >= clock.ns() && !requests_pending()) {
+		TW_ASSERT(clock.quiet_below() <= calc_quiet() && target_tick == geo.tick_of_now(now), "quiet");
+		clock.set_tick(target_tick);
+		clock.set_ns(now);
+		counts.advanced_idle();
+		if (TW_UNLIKELY(hook.installed()))
 			return tell_next_expiry();
 		return 0;
 	}
@@ -379,19 +372,19 @@ TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned
 {
 	if (TW_UNLIKELY(refuses_advance()))
 		return refuse_advance();
-	if (now < now_ns)
+	if (now < clock.ns())
 		return 0;
-	TW_ASSERT(now_tick == tick_of_now(now_ns), "clock");
-	uint64_t target_tick = clock_tick(now, quotient);
-	if (due.first || requests_pending())
+	TW_ASSERT(clock.tick() == geo.tick_of_now(clock.ns()), "clock");
+	uint64_t target_tick = geo.clock_tick(now, quotient);
+	if (due.waiting() || requests_pending())
 		return advance_events(now, target_tick, budget);
 	uint64_t event = next_event_tick();
 	if (event <= target_tick)
 		return advance_events(now, target_tick, budget);
-	now_tick = target_tick;
-	now_ns = now;
-	quiet_below = quiet_of(event);
-	TW_ASSERT(quiet_below == calc_quiet(), "quiet");
+	clock.set_tick(target_tick);
+	clock.set_ns(now);
+	clock.quiet_until(quiet_of(event));
+	TW_ASSERT(clock.quiet_below() == calc_quiet(), "quiet");
 	return end_advance(0);
 }
 
@@ -399,22 +392,22 @@ TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned
 // nobody else holds it (tw::release_if_unused()).
 TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
 {
-	quiet_below = 0; // callbacks may call tw_advance(), and refuse_advance() answers
+	clock.not_quiet(); // callbacks may call tw_advance(), and refuse_advance() answers
 	if (requests_pending())
 		drain();
 
 	// A wake-up, an advance that reaches the next expiry, serves every
 	// window it falls in (the open rule).
-	bool wake_up = widest && now >= next_expiry();
+	bool wake_up = policy.widest() && now >= next_expiry();
 	collect_expired_timers(target_tick);
 	if (wake_up) {
 		fire_open_windows();
-		woke_tick = now_tick;
+		clock.woke();
 	}
-	if (!level_mask)
-		widest = 0;
-	now_ns = now;
-	int fired = due.first ? run_expired_timers(budget) : 0;
+	if (!buckets.level_mask())
+		policy.slots_empty();
+	clock.set_ns(now);
+	int fired = due.waiting() ? run_expired_timers(budget) : 0;
 	if (destroyed()) {
 		settle_destroyed();
 		tw::release_if_unused(this);

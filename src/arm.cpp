@@ -15,15 +15,15 @@
 // the usual arm, later than the earliest, costs no more than this test.
 TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 {
-	if (!notify)
+	if (!hook.installed())
 		return;
-	bool was_empty = was_idle && count() == 1;
-	if (running() || (expires >= notified && !was_empty)) {
-		TW_ASSERT(running() || notified <= next_expiry(), "notified");
+	bool was_empty = was_idle && counts.count() == 1;
+	if (running() || (expires >= hook.told() && !was_empty)) {
+		TW_ASSERT(running() || hook.told() <= next_expiry(), "notified");
 		return;
 	}
 	uint64_t next = next_expiry();
-	if (next < notified || was_empty)
+	if (next < hook.told() || was_empty)
 		notify_now(next);
 }
 
@@ -36,7 +36,7 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 // refusals included, to the general path.
 TW_HOT_INLINE bool tw_wheel::arm_default(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (!exact_arms || slack || t->tw__where != tw::where_idle || expires <= now_ns)
+	if (!exact_arms || slack || t->tw__where != tw::where_idle || expires <= clock.ns())
 		return false;
 	arm_exact<true>(t, expires);
 	return true;
@@ -45,8 +45,8 @@ TW_HOT_INLINE bool tw_wheel::arm_default(tw_timer *t, uint64_t expires, uint64_t
 int tw_wheel::add_default(tw_timer *t, uint64_t expires)
 {
 	if (arm_default(t, expires, 0))
-		return TW_UNLIKELY(notify != nullptr) ? notify_added(expires) : 0;
-	return add(t, expires, default_slack);
+		return TW_UNLIKELY(hook.installed()) ? notify_added(expires) : 0;
+	return add(t, expires, policy.default_slack());
 }
 
 TW_NOINLINE int tw_wheel::notify_added(uint64_t expires)
@@ -76,9 +76,10 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 // restores on exit, which this path would pay for too.
 int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > now_ns && stays_later(t, expires, slack)) {
+	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > clock.ns() &&
+	    stays_later(t, expires, slack)) {
 		t->expires = expires;
-		in_place++;
+		counts.rearmed_in_place();
 		return 1;
 	}
 	return remod(t, expires, slack);
@@ -89,7 +90,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (arm_default(t, expires, slack))
-		return TW_UNLIKELY(notify != nullptr) ? notify_added(expires) : 0;
+		return TW_UNLIKELY(hook.installed()) ? notify_added(expires) : 0;
 	if (destroyed())
 		return -EINVAL;
 	if (t->tw__where == tw::where_idle) {
@@ -101,11 +102,11 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 		return -EINVAL;
 	// An expiry at or before now is due in the next advance, which a slot
 	// a tick away would not serve.
-	if (in_slot(t) && expires > now_ns) {
+	if (in_slot(t) && expires > clock.ns()) {
 		rearm_in_slot(t, expires, slack);
 	} else {
 		unlink(t);
-		moved++;
+		counts.moved();
 		arm(t, expires, slack);
 	}
 	notify_armed(expires, false);
@@ -118,18 +119,18 @@ TW_NOINLINE int tw_wheel::remod(tw_timer *t, uint64_t expires, uint64_t slack)
 void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	size_t index = index_of(t);
-	uint64_t exp_tick = tick_of_expiry(expires);
+	uint64_t exp_tick = geo.tick_of_expiry(expires);
 	unsigned align = window_align(t, exp_tick, slack);
-	uint64_t tick = fire_tick(exp_tick, align);
+	uint64_t tick = geo.fire_tick(exp_tick, align);
 	if (stays(index, exp_tick, tick, align)) {
 		t->expires = expires;
 		set_window(t, align);
-		in_place++;
-		slots[index].lower(tick, align ? exp_tick : tw::no_open);
+		counts.rearmed_in_place();
+		buckets[index].lower(tick, align ? exp_tick : tw::no_open);
 		return;
 	}
 	unlink(t);
-	moved++;
+	counts.moved();
 	claim(t, expires);
 	place(t, exp_tick, align);
 }
@@ -143,8 +144,8 @@ int tw_wheel::del(tw_timer *t)
 		return refuse_del(t);
 	TW_ASSERT(t->tw__where != tw::where_idle, "links");
 	unlink(t);
-	stats.cancelled++;
-	if (TW_UNLIKELY(notify != nullptr))
+	counts.cancelled();
+	if (TW_UNLIKELY(hook.installed()))
 		return notify_cancelled();
 	return 1;
 }
@@ -152,7 +153,7 @@ int tw_wheel::del(tw_timer *t)
 // A hook hears that the wheel is empty now (tw_del() returns 1).
 TW_NOINLINE int tw_wheel::notify_cancelled()
 {
-	if (count() == 0 && !running())
+	if (counts.count() == 0 && !running())
 		notify_now(UINT64_MAX);
 	return 1;
 }

@@ -155,7 +155,7 @@ TW_API int tw_set_wake_budget(tw_wheel *w, unsigned budget)
 	if (!w || !budget)
 		return -EINVAL;
 	TW_LIVE(w);
-	w->wake_budget = budget;
+	w->policy.set_wake_budget(budget);
 	return 0;
 }
 
@@ -164,7 +164,7 @@ TW_API unsigned tw_wake_budget(const tw_wheel *w)
 	if (!w)
 		return tw_wheel::no_budget;
 	TW_LIVE(w);
-	return w->wake_budget;
+	return w->policy.wake_budget();
 }
 
 TW_API uint64_t tw_next_expiry(const tw_wheel *w)
@@ -180,7 +180,7 @@ TW_API uint64_t tw_now(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->now_ns;
+	return w->clock.ns();
 }
 
 TW_API size_t tw_count(const tw_wheel *w)
@@ -188,7 +188,7 @@ TW_API size_t tw_count(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->count();
+	return w->counts.count();
 }
 
 TW_API uint64_t tw_tick(const tw_wheel *w)
@@ -196,7 +196,7 @@ TW_API uint64_t tw_tick(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->tick_ns;
+	return w->geo.tick_ns;
 }
 
 TW_API int tw_set_notify(tw_wheel *w, tw_notify_fn fn, void *arg)
@@ -206,7 +206,7 @@ TW_API int tw_set_notify(tw_wheel *w, tw_notify_fn fn, void *arg)
 	TW_LIVE(w);
 	if (fn && w->destroyed())
 		return -EINVAL;
-	if (fn && w->notify)
+	if (fn && w->hook.installed())
 		return -EBUSY;
 	w->set_notify(fn, arg);
 	tw::release_if_unused(w); // the backend let go of a destroyed wheel
@@ -219,7 +219,7 @@ TW_API int tw_set_wake(tw_wheel *w, tw_wake_fn fn, void *arg)
 		return -EINVAL;
 	TW_LIVE(w);
 	w->requests.set_wake(fn, arg);
-	(void)w->publish_horizon(w->notified);
+	(void)w->publish_horizon(w->hook.told());
 	return 0;
 }
 
@@ -263,7 +263,7 @@ TW_API int tw_get_stats(const tw_wheel *w, tw_stats *out)
 	if (!w || !out)
 		return -EINVAL;
 	TW_LIVE(w);
-	*out = w->stats_now();
+	*out = w->counts.stats();
 	return 0;
 }
 
@@ -303,8 +303,8 @@ TW_API int tw_timer_bucket(const tw_wheel *w, const tw_timer *t, unsigned *level
 		return -EINVAL;
 	if (t->tw__where == tw::where_due)
 		return 1;
-	*level = w->level_of(tw_wheel::index_of(t));
-	*slot = w->slot_of(tw_wheel::index_of(t));
+	*level = w->geo.level_of(tw_wheel::index_of(t));
+	*slot = w->geo.slot_of(tw_wheel::index_of(t));
 	return 0;
 }
 

@@ -56,14 +56,14 @@ int check_due_chain(const tw_wheel *w, tw_timer *const *head, const char *name, 
 int check_due_list(const tw_wheel *w, size_t *count)
 {
 	tw_timer *const *last = nullptr;
-	if (int err = check_due_chain(w, &w->due.first, "due", count, &last))
+	if (int err = check_due_chain(w, w->due.due_head(), "due", count, &last))
 		return err;
-	if (w->due.tail != last)
+	if (w->due.due_tail() != last)
 		return broken("due: the due list's tail pointer is not the last timer's next field");
-	if (int err = check_due_chain(w, &w->ready, "ready", count, &last))
+	if (int err = check_due_chain(w, w->due.ready_head(), "ready", count, &last))
 		return err;
-	if (w->ready && !w->running())
-		return broken("due: the ready list holds timer %p outside callbacks", (const void *)w->ready);
+	if (w->due.next_ready() && !w->running())
+		return broken("due: the ready list holds timer %p outside callbacks", (const void *)w->due.next_ready());
 	return 0;
 }
 
@@ -72,32 +72,32 @@ typedef unsigned long long ull;
 // A timer's place in bucket `index`: stay, open and window.
 int check_place(const tw_wheel *w, const tw_timer *t, size_t index, uint64_t exp_tick)
 {
-	unsigned level = w->level_of(index), slot = w->slot_of(index), align = tw::align_of(t);
-	uint64_t tick = w->fire_tick(exp_tick, align);
-	if (tick <= w->now_tick)
+	unsigned level = w->geo.level_of(index), slot = w->geo.slot_of(index), align = tw::align_of(t);
+	uint64_t tick = w->geo.fire_tick(exp_tick, align);
+	if (tick <= w->clock.tick())
 		return broken("stay: timer %p (tick %llu) is in the wheel at clock tick %llu: missed", (const void *)t,
-			      (ull)tick, (ull)w->now_tick);
+			      (ull)tick, (ull)w->clock.tick());
 	if (!w->stays(index, exp_tick, tick, align))
 		return broken("stay: timer %p (expiry tick %llu, tick %llu, alignment %u) is in level %u slot %u, "
 			      "which comes due at tick %llu: too late, or as its window opens and not the slot of its "
 			      "tick",
 			      (const void *)t, (ull)exp_tick, (ull)tick, align, level, slot, (ull)w->slot_start(index));
-	if (exp_tick <= w->woke_tick)
+	if (exp_tick <= w->clock.woke_tick())
 		return broken("open: timer %p (expiry tick %llu) is in the wheel after a wake-up at tick %llu: its "
 			      "window opened and it did not fire",
-			      (const void *)t, (ull)exp_tick, (ull)w->woke_tick);
-	if (align > w->widest)
+			      (const void *)t, (ull)exp_tick, (ull)w->clock.woke_tick());
+	if (align > w->policy.widest())
 		return broken("window: timer %p has alignment %u, wider than widest %u: a wake-up's search would not "
 			      "look for it",
-			      (const void *)t, align, w->widest);
+			      (const void *)t, align, w->policy.widest());
 	return 0;
 }
 
 // links, bound, stay, open and window, for a timer in bucket `index`.
 int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *pprev, size_t index)
 {
-	const tw::slot &s = w->slots[index];
-	unsigned level = w->level_of(index), slot = w->slot_of(index);
+	const tw::slot &s = w->buckets[index];
+	unsigned level = w->geo.level_of(index), slot = w->geo.slot_of(index);
 	if (int err = check_timer(w, t, pprev))
 		return err;
 	if (!tw_wheel::in_slot(t) || tw_wheel::index_of(t) != index)
@@ -106,8 +106,8 @@ int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *ppre
 	if (!t->expires)
 		return broken("stay: timer %p in level %u slot %u expires at 0, not after the clock", (const void *)t,
 			      level, slot);
-	uint64_t exp_tick = w->tick_of_expiry(t->expires);
-	uint64_t tick = w->fire_tick(exp_tick, tw::align_of(t));
+	uint64_t exp_tick = w->geo.tick_of_expiry(t->expires);
+	uint64_t tick = w->geo.fire_tick(exp_tick, tw::align_of(t));
 	if (tw::align_of(t) && exp_tick < s.min_open)
 		return broken("bound: timer %p (expiry tick %llu) is earlier than its slot's bound on expiries %llu: "
 			      "its window would open unseen",
@@ -122,9 +122,9 @@ int check_slot_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *ppre
 // bitmaps and bound for one slot, then each of its timers.
 int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 {
-	size_t index = w->index_of(level, slot);
-	const tw::slot &s = w->slots[index];
-	bool bit = w->occupied[level] >> slot & 1;
+	size_t index = w->geo.index_of(level, slot);
+	const tw::slot &s = w->buckets[index];
+	bool bit = w->buckets.occupied(level, slot);
 	if (bit == s.empty())
 		return broken("bitmaps: level %u slot %u: bitmap says %s, lists say %s", level, slot,
 			      bit ? "occupied" : "empty", bit ? "empty" : "occupied");
@@ -148,12 +148,12 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 // wheel finds the next one with a plain bit scan and would skip any other.
 int check_bitmaps_ahead(const tw_wheel *w)
 {
-	for (unsigned level = 0; level < w->levels; level++) {
-		unsigned digit = tw::calc_wheel_slot(w->now_tick, level, w->slot_bits, w->slot_mask);
+	for (unsigned level = 0; level < w->geo.levels; level++) {
+		unsigned digit = tw::calc_wheel_slot(w->clock.tick(), level, w->geo.slot_bits, w->geo.slot_mask);
 		uint64_t behind = digit >= 63 ? ~uint64_t{0} : (uint64_t{2} << digit) - 1;
-		if (w->occupied[level] & behind)
+		if (w->buckets.bitmap(level) & behind)
 			return broken("ahead: level %u: slot at or before the clock's digit %u is occupied (bitmap %#llx)",
-				      level, digit, (unsigned long long)w->occupied[level]);
+				      level, digit, (unsigned long long)w->buckets.bitmap(level));
 	}
 	return 0;
 }
@@ -163,34 +163,34 @@ int check_bitmaps_ahead(const tw_wheel *w)
 // The invariants listed in wheel.hpp, in that order.
 int tw_wheel::check() const
 {
-	if (now_tick != tick_of_now(now_ns))
-		return broken("clock: tick %llu for now %llu ns", (unsigned long long)now_tick,
-			      (unsigned long long)now_ns);
-	if (notified > next_expiry() && !running())
+	if (clock.tick() != geo.tick_of_now(clock.ns()))
+		return broken("clock: tick %llu for now %llu ns", (unsigned long long)clock.tick(),
+			      (unsigned long long)clock.ns());
+	if (hook.told() > next_expiry() && !running())
 		return broken("notified: %llu is later than the next expiry %llu: a backend would sleep too long",
-			      (unsigned long long)notified, (unsigned long long)next_expiry());
-	for (unsigned level = 0; level < levels; level++) {
-		bool bit = level_mask >> level & 1;
-		if (bit != (occupied[level] != 0))
+			      (unsigned long long)hook.told(), (unsigned long long)next_expiry());
+	for (unsigned level = 0; level < geo.levels; level++) {
+		bool bit = buckets.level_mask() >> level & 1;
+		if (bit != (buckets.bitmap(level) != 0))
 			return broken("bitmaps: level %u: level mask says %s, bitmap %#llx", level,
-				      bit ? "occupied" : "empty", (unsigned long long)occupied[level]);
+				      bit ? "occupied" : "empty", (unsigned long long)buckets.bitmap(level));
 	}
-	if (levels < 64 && level_mask >> levels)
-		return broken("bitmaps: level mask %#llx has bits above %u levels", (unsigned long long)level_mask,
-			      levels);
+	if (geo.levels < 64 && buckets.level_mask() >> geo.levels)
+		return broken("bitmaps: level mask %#llx has bits above %u levels",
+			      (unsigned long long)buckets.level_mask(), geo.levels);
 	if (int err = check_bitmaps_ahead(this))
 		return err;
 	size_t seen = 0;
 	if (int err = check_due_list(this, &seen)) // links, due
 		return err;
-	for (unsigned level = 0; level < levels; level++)
-		for (unsigned slot = 0; slot <= slot_mask; slot++)
+	for (unsigned level = 0; level < geo.levels; level++)
+		for (unsigned slot = 0; slot <= geo.slot_mask; slot++)
 			if (int err = check_slot(this, level, slot, &seen)) // bitmaps, bound, links, stay, open, window
 				return err;
-	if (seen != count())
-		return broken("count: count says %zu armed timers, the lists hold %zu", count(), seen);
-	if (quiet_below > calc_quiet())
+	if (seen != counts.count())
+		return broken("count: count says %zu armed timers, the lists hold %zu", counts.count(), seen);
+	if (clock.quiet_below() > calc_quiet())
 		return broken("quiet: bound %llu is later than %llu: an advance would skip the next event",
-			      (unsigned long long)quiet_below, (unsigned long long)calc_quiet());
+			      (unsigned long long)clock.quiet_below(), (unsigned long long)calc_quiet());
 	return 0;
 }

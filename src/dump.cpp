@@ -33,13 +33,13 @@ void dump_expiry(const tw_timer *t, FILE *out)
 // One level's line: cell by cell for small levels, else its occupied slots.
 void tw_wheel::dump_level(FILE *out, unsigned level) const
 {
-	unsigned slots_per_level = 1u << slot_bits;
-	unsigned clock_digit = tw::calc_wheel_slot(now_tick, level, slot_bits, slot_mask);
-	unsigned long long width = 1ull << (level * slot_bits);
+	unsigned slots_per_level = 1u << geo.slot_bits;
+	unsigned clock_digit = tw::calc_wheel_slot(clock.tick(), level, geo.slot_bits, geo.slot_mask);
+	unsigned long long width = 1ull << (level * geo.slot_bits);
 	fprintf(out, "  level %-2u slot = %llu tick%s: ", level, width, width == 1 ? "" : "s");
 	if (slots_per_level <= 16) {
 		for (unsigned s = 0; s < slots_per_level; s++) {
-			size_t n = slot_length(slots[index_of(level, s)]);
+			size_t n = slot_length(buckets[geo.index_of(level, s)]);
 			char mark = s == clock_digit ? '>' : ' ';
 			if (n)
 				fprintf(out, "[%c%2zu]", mark, n);
@@ -48,11 +48,11 @@ void tw_wheel::dump_level(FILE *out, unsigned level) const
 		}
 	} else {
 		fprintf(out, "clock at slot %u;", clock_digit);
-		if (!occupied[level])
+		if (!buckets.bitmap(level))
 			fprintf(out, " empty");
 		for (unsigned s = 0; s < slots_per_level; s++)
-			if (occupied[level] >> s & 1)
-				fprintf(out, " slot %u: %zu", s, slot_length(slots[index_of(level, s)]));
+			if (buckets.occupied(level, s))
+				fprintf(out, " slot %u: %zu", s, slot_length(buckets[geo.index_of(level, s)]));
 	}
 	fputc('\n', out);
 }
@@ -60,24 +60,25 @@ void tw_wheel::dump_level(FILE *out, unsigned level) const
 // Every timer of a level's occupied slots, with its expiry.
 void tw_wheel::dump_level_timers(FILE *out, unsigned level) const
 {
-	for (unsigned s = 0; s <= slot_mask; s++) {
-		if (!(occupied[level] >> s & 1))
+	for (unsigned s = 0; s <= geo.slot_mask; s++) {
+		if (!buckets.occupied(level, s))
 			continue;
-		fprintf(out, "    slot %u (due at tick %llu):\n", s, (unsigned long long)slot_start(index_of(level, s)));
-		slots[index_of(level, s)].each([out](const tw_timer *t, tw_timer *const *) { return dump_expiry(t, out), 0; });
+		size_t index = geo.index_of(level, s);
+		fprintf(out, "    slot %u (due at tick %llu):\n", s, (unsigned long long)slot_start(index));
+		buckets[index].each([out](const tw_timer *t, tw_timer *const *) { return dump_expiry(t, out), 0; });
 	}
 }
 
 void tw_wheel::dump(FILE *out, bool verbose) const
 {
 	fprintf(out, "wheel: now %llu ns (tick %llu), tick %llu ns, %u levels of %u slots, %zu armed\n",
-		(unsigned long long)now_ns, (unsigned long long)now_tick, (unsigned long long)tick_ns, levels,
-		1u << slot_bits, count());
-	fprintf(out, "  due      %zu\n", list_length(due.first));
+		(unsigned long long)clock.ns(), (unsigned long long)clock.tick(), (unsigned long long)geo.tick_ns,
+		geo.levels, 1u << geo.slot_bits, counts.count());
+	fprintf(out, "  due      %zu\n", list_length(*due.due_head()));
 	if (verbose)
-		for (const tw_timer *t = due.first; t; t = t->tw__next)
+		for (const tw_timer *t = *due.due_head(); t; t = t->tw__next)
 			dump_expiry(t, out);
-	unsigned top = level_mask ? tw::msb64(level_mask) : 0;
+	unsigned top = buckets.level_mask() ? tw::msb64(buckets.level_mask()) : 0;
 	for (unsigned level = 0; level <= top; level++) {
 		dump_level(out, level);
 		if (verbose)

@@ -61,9 +61,9 @@ inline void check_links(const tw_wheel *w, const tw_timer *t, const char *fn)
 		tw::debug::warn(fn, "timer %p is armed on another wheel", (const void *)t);
 		return;
 	}
-	if (tw_wheel::in_slot(t) && tw_wheel::index_of(t) >= w->nslots())
+	if (tw_wheel::in_slot(t) && tw_wheel::index_of(t) >= w->geo.nslots())
 		tw::debug::misuse(fn, "timer %p claims slot %zu of a wheel with %zu: overwritten?", (const void *)t,
-				  tw_wheel::index_of(t), w->nslots());
+				  tw_wheel::index_of(t), w->geo.nslots());
 	if (!t->tw__pprev || *t->tw__pprev != t)
 		tw::debug::misuse(fn,
 				  "timer %p looks armed but is not on its wheel's lists: copied, moved or "
@@ -90,7 +90,7 @@ inline int add_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_
 	if (t->tw__where != tw::where_idle && t->tw__owner != w->id)
 		TW_WARN_IN(fn, "timer %p is armed on another wheel", (const void *)t);
 #endif
-	return slack ? w->add(t, expires, w->slack_ticks(*slack)) : w->add_default(t, expires);
+	return slack ? w->add(t, expires, w->geo.slack_ticks(*slack)) : w->add_default(t, expires);
 }
 
 inline int mod_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_t *slack, const char *fn)
@@ -101,7 +101,7 @@ inline int mod_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_
 	if (!timer_usable(t, fn))
 		return -EINVAL;
 	TW_CHECK_LINKS_IN(w, t, fn);
-	return w->mod(t, expires, slack ? w->slack_ticks(*slack) : w->default_slack);
+	return w->mod(t, expires, slack ? w->geo.slack_ticks(*slack) : w->policy.default_slack());
 }
 
 inline int del_checked(tw_wheel *w, tw_timer *t, const char *fn)

@@ -1,21 +1,14 @@
 // SPDX-License-Identifier: MIT
 //
-// The lateness histogram: record_lateness() (wheel.hpp) counts each firing
-// in the bucket of its lateness in ns, 0 for none and b for [2^(b-1), 2^b);
-// here it is read out, and a percentile taken.
+// The lateness histogram (parts.hpp) read out, and a percentile taken.
 #include <errno.h>
 
 #include "wheel.hpp"
 
 void tw_wheel::get_lateness(tw_lateness *out) const
 {
-	out->tick_ns = tick_ns;
-	out->fired = 0;
-	for (unsigned b = 0; b < TW_LATENESS_BUCKETS; b++) {
-		out->count[b] = late[b];
-		out->fired += late[b];
-	}
-	out->max_ns = late_max;
+	out->tick_ns = geo.tick_ns;
+	lateness.read(out);
 }
 
 extern "C" TW_API uint64_t tw_lateness_quantile(const tw_lateness *l, unsigned permille)

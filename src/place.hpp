@@ -22,7 +22,7 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 {
 	t->expires = expires;
 	t->tw__owner = id;
-	stats.armed++; // and count()
+	counts.claimed();
 }
 
 // The one placement: a timer firing at `tick`, after the clock, goes into
@@ -43,26 +43,21 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 template <bool Ms>
 TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming)
 {
-	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : slot_bits;
-	unsigned b = tw::msb64(tick ^ now_tick);
-	unsigned shift = shift_of_bit[b];
+	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : geo.slot_bits;
+	unsigned b = tw::msb64(tick ^ clock.tick());
+	unsigned shift = geo.shift_of_bit[b];
 	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
 	TW_ASSERT(digits << shift == slot_start(calc_wheel_index(tick)), "quiet");
 	if (arming)
-		lower_quiet(digits << shift);
+		clock.lower_quiet(digits << shift);
 	uint64_t slot = digits & ((uint64_t{1} << bits) - 1);
-	unsigned level = level_of_bit[b];
-	size_t where = where0_of_bit[b] + slot;
-	TW_ASSERT(where == where_of(calc_wheel_index(tick)), "bitmaps");
-	// The bitmaps and slots follow the wheel in its allocation (create()):
-	// with the default geometry, at offsets known here.
-	uint64_t *bits_at = Ms ? reinterpret_cast<uint64_t *>(this + 1) : occupied;
-	tw::slot *slots_at = Ms ? reinterpret_cast<tw::slot *>(bits_at + default_levels) : slots;
-	TW_ASSERT(bits_at == occupied && slots_at == slots, "bitmaps");
-	tw::set_bit64(&bits_at[level], slot);
-	tw::set_bit64(&level_mask, level);
+	unsigned level = geo.level_of_bit[b];
+	size_t where = geo.where0_of_bit[b] + slot;
+	TW_ASSERT(where == geo.where_of(calc_wheel_index(tick)), "bitmaps");
+	// The bitmaps and slots follow the wheel in its allocation (create()).
+	buckets.occupy<Ms>(level, slot, this + 1);
 	t->tw__where = static_cast<uint16_t>(where);
-	slots_at[where - tw::where_slot0].push(t, static_cast<unsigned>(lane), tick, open);
+	buckets.at<Ms>(where - tw::where_slot0, this + 1).push(t, static_cast<unsigned>(lane), tick, open);
 	return level;
 }
 
@@ -72,7 +67,7 @@ template <bool Ms> TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t 
 {
 	claim(t, expires);
 	tw::clear_align(t);
-	uint64_t tick = tick_of_expiry(expires, Ms);
+	uint64_t tick = geo.tick_of_expiry(expires, Ms);
 	enqueue<Ms>(t, tick, tw::no_open, tick, true);
 }
 
@@ -81,7 +76,7 @@ template <bool Ms> TW_HOT_INLINE void tw_wheel::arm_exact(tw_timer *t, uint64_t 
 TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned align)
 {
 	set_window(t, align);
-	enqueue<false>(t, fire_tick(exp_tick, align), align ? exp_tick : tw::no_open, exp_tick, true);
+	enqueue<false>(t, geo.fire_tick(exp_tick, align), align ? exp_tick : tw::no_open, exp_tick, true);
 }
 
 // A timer's alignment, and the bound every search of opened windows
@@ -89,8 +84,7 @@ TW_HOT_INLINE void tw_wheel::place(tw_timer *t, uint64_t exp_tick, unsigned alig
 TW_HOT_INLINE void tw_wheel::set_window(tw_timer *t, unsigned align)
 {
 	tw::set_align(t, align);
-	if (align > widest)
-		widest = align;
+	policy.placed(align);
 }
 
 // Arm an idle timer for a window of `slack` ticks after its expiry's tick:
@@ -100,7 +94,7 @@ TW_HOT_INLINE void tw_wheel::set_window(tw_timer *t, unsigned align)
 // and window already say that it would.
 TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (!slack && expires > now_ns) {
+	if (!slack && expires > clock.ns()) {
 		if (default_geometry)
 			arm_exact<true>(t, expires);
 		else
@@ -108,32 +102,22 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 		return;
 	}
 	claim(t, expires);
-	if (expires <= now_ns) {
+	if (expires <= clock.ns()) {
 		// Due now. A periodic timer keeps its alignment for its re-arms.
 		tw::set_align(t, tw::is_periodic(t) ? window_align(t, 0, slack) : 0);
 		make_due(t);
-		due_arms++;
-		quiet_below = 0;
+		counts.claimed_due();
+		clock.not_quiet();
 		return;
 	}
-	uint64_t exp_tick = tick_of_expiry(expires);
+	uint64_t exp_tick = geo.tick_of_expiry(expires);
 	place(t, exp_tick, window_align(t, exp_tick, slack));
-}
-
-// The last timer left slot `index`.
-inline void tw_wheel::emptied(size_t index)
-{
-	slots[index].min_tick = slots[index].min_open = UINT64_MAX;
-	unsigned level = level_of(index);
-	occupied[level] &= ~(uint64_t{1} << slot_of(index));
-	if (!occupied[level])
-		level_mask &= ~(uint64_t{1} << level);
 }
 
 TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
 {
 	TW_ASSERT(*t->tw__pprev == t, "links");
-	TW_ASSERT(count() > 0, "count");
+	TW_ASSERT(counts.count() > 0, "count");
 	// Every list is an hlist, the due list too: a timer with a successor
 	// leaves any of them the same way, and only the last one of a list
 	// asks which list it was on.
@@ -153,8 +137,8 @@ inline void tw_wheel::unlinked_last(tw_timer *t)
 		return;
 	}
 	size_t index = index_of(t);
-	if (slots[index].empty())
-		emptied(index);
+	if (buckets[index].empty())
+		buckets.emptied(index, geo);
 }
 
 #endif

@@ -27,7 +27,7 @@ int tw_wheel::drain()
 // it.
 bool tw_wheel::publish_horizon(uint64_t when)
 {
-	return requests.publish_horizon(notify ? when : UINT64_MAX);
+	return requests.publish_horizon(hook.installed() ? when : UINT64_MAX);
 }
 
 namespace {

@@ -26,16 +26,16 @@ int walk_chain(tw_timer *t, tw_walk_fn fn, void *arg)
 
 int tw_wheel::walk(tw_walk_fn fn, void *arg) const
 {
-	if (int stop = walk_chain(ready, fn, arg))
+	if (int stop = walk_chain(*due.ready_head(), fn, arg))
 		return stop;
-	if (int stop = walk_chain(due.first, fn, arg))
+	if (int stop = walk_chain(*due.due_head(), fn, arg))
 		return stop;
-	for (uint64_t levels_left = level_mask; levels_left; levels_left &= levels_left - 1) {
+	for (uint64_t levels_left = buckets.level_mask(); levels_left; levels_left &= levels_left - 1) {
 		unsigned level = tw::lsb64(levels_left);
-		for (uint64_t bits = occupied[level]; bits; bits &= bits - 1) {
-			size_t index = index_of(level, tw::lsb64(bits));
-			TW_ASSERT(!slots[index].empty(), "bitmaps");
-			int stop = slots[index].each([fn, arg](tw_timer *t, tw_timer *const *) {
+		for (uint64_t bits = buckets.bitmap(level); bits; bits &= bits - 1) {
+			size_t index = geo.index_of(level, tw::lsb64(bits));
+			TW_ASSERT(!buckets[index].empty(), "bitmaps");
+			int stop = buckets[index].each([fn, arg](tw_timer *t, tw_timer *const *) {
 				return fn(t, t->expires, arg);
 			});
 			if (stop)

@@ -51,8 +51,7 @@ uint64_t tw__forward(tw_timer *t, uint64_t now, uint64_t period)
 
 int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now)
 {
-	unsigned levels = levels_for(tick_ns, slot_bits);
-	static_assert(sizeof(tw::slot) % alignof(uint64_t) == 0, "slots follow the bitmaps");
+	unsigned levels = tw::geometry::levels_for(tick_ns, slot_bits);
 	uint32_t id = tw::ids::take();
 	if (!id)
 		return -ENOMEM;
@@ -62,24 +61,16 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 		return -ENOMEM;
 	}
 	w->id = id;
-	w->init(tick_ns, slot_bits);
-	w->default_geometry = w->is_default();
-	TW_ASSERT(!w->default_geometry || w->levels == default_levels, "bitmaps");
-	w->now_ns = now;
-	w->now_tick = w->tick_of_now(now);
-	w->woke_tick = w->now_tick;
-	w->quiet_below = w->last_whole_tick; // empty: no event
-	w->default_slack = w->slack_ticks(slack_ns);
-	w->exact_arms = w->default_geometry && !w->default_slack;
-	w->occupied = reinterpret_cast<uint64_t *>(w + 1);
-	w->slots = reinterpret_cast<tw::slot *>(w->occupied + levels);
-	for (size_t i = 0; i < w->nslots(); i++)
-		w->slots[i].clear();
+	w->geo.init(tick_ns, slot_bits);
+	w->default_geometry = w->geo.is_default();
+	TW_ASSERT(!w->default_geometry || w->geo.levels == tw::default_levels, "bitmaps");
+	w->clock.start(now, w->geo.tick_of_now(now), w->geo.last_whole_tick); // empty: no event quiets it
+	w->policy.init(w->geo.slack_ticks(slack_ns), no_budget);
+	w->exact_arms = w->default_geometry && !w->policy.default_slack();
+	w->buckets.init(w + 1, levels, w->geo.nslots());
 	w->due.init();
-	w->notified = 0; // no hook yet: see set_notify()
 	w->requests.init();
 	w->holds = tw::held_by_program;
-	w->wake_budget = no_budget;
 	*out = w;
 	return 0;
 }
@@ -89,24 +80,19 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 // are all that tw_pending() reads.
 void tw_wheel::idle_all_timers()
 {
-	for (tw_timer *t = due.first; t; t = t->tw__next)
-		t->tw__where = tw::where_idle, t->tw__owner = 0;
+	tw_timer *const *heads[] = { due.due_head(), due.ready_head() };
+	for (tw_timer *const *head : heads)
+		for (tw_timer *t = *head; t; t = t->tw__next)
+			t->tw__where = tw::where_idle, t->tw__owner = 0;
 	due.init();
-	for (tw_timer *t = ready; t; t = t->tw__next)
-		t->tw__where = tw::where_idle, t->tw__owner = 0;
-	ready = nullptr;
-	for (size_t i = 0; i < nslots(); i++) {
-		slots[i].each([](tw_timer *t, tw_timer *const *) {
+	for (size_t i = 0; i < geo.nslots(); i++)
+		buckets[i].each([](tw_timer *t, tw_timer *const *) {
 			t->tw__where = tw::where_idle, t->tw__owner = 0;
 			return 0;
 		});
-		slots[i].clear();
-	}
-	for (unsigned level = 0; level < levels; level++)
-		occupied[level] = 0;
-	level_mask = 0;
-	widest = 0;
-	idled += count();
+	buckets.clear(geo.levels, geo.nslots());
+	policy.slots_empty();
+	counts.idled(counts.count());
 }
 
 // A destroyed wheel's timers are idle at once, so the program may release
@@ -120,7 +106,7 @@ void tw_wheel::destroy()
 	idle_all_timers();
 	holds &= ~tw::held_by_program;
 	exact_arms = false;  // arms are refused, by add()
-	quiet_below = 0;     // and advances, by advance_slow()
+	clock.not_quiet();   // and advances, by advance_slow()
 	requests.refuse();
 	// From a callback, the rest waits until the advance ends
 	// (advance_events()): a cancel of the running timer must not be done
@@ -162,18 +148,17 @@ void tw_wheel::release()
 
 // The hook is not called here: whoever installs it arms its OS timer for
 // next_expiry(), and from then on the hook is told only what moves that.
-// So `notified` starts from there, not from what the wheel would have told
-// a hook while it had none (which may lie earlier: removals never raise
-// it), or an earlier timer armed next would be taken for a later one.
+// So what the hook was told starts from there, not from what the wheel
+// would have told a hook while it had none (which may lie earlier:
+// removals never raise it), or an earlier timer armed next would be taken
+// for a later one.
 // Without a hook it is 0: no arm is earlier than that, so no arm and no
 // advance computes a next expiry that nobody would hear.
 void tw_wheel::set_notify(tw_notify_fn fn, void *arg)
 {
-	notify = fn;
-	notify_arg = fn ? arg : nullptr;
 	holds = fn ? holds | tw::held_by_hook : holds & ~tw::held_by_hook;
-	notified = fn ? next_expiry() : 0;
-	(void)publish_horizon(notified);
+	hook.set(fn, arg, fn ? next_expiry() : 0);
+	(void)publish_horizon(hook.told());
 }
 
 // The alignment of a timer's firing tick (see fire_tick()), for an expiry
@@ -197,7 +182,7 @@ unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t s
 		return 0;
 	if (tw::is_periodic(t))
 		return slack == UINT64_MAX ? 63 : tw::msb64(slack + 1);
-	uint64_t last = slack >= last_tick - exp_tick ? last_tick : exp_tick + slack;
+	uint64_t last = slack >= geo.last_tick - exp_tick ? geo.last_tick : exp_tick + slack;
 	return tw::msb64((exp_tick - 1) ^ last);
 }
 
@@ -207,20 +192,20 @@ unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t s
 // that it does; the stay rule, the window search and tw_check() ask here.
 size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 {
-	unsigned level = level_of_bit[tw::msb64(exp_tick ^ now_tick)];
-	return index_of(level, tw::calc_wheel_slot(exp_tick, level, slot_bits, slot_mask));
+	unsigned level = geo.level_of_bit[tw::msb64(exp_tick ^ clock.tick())];
+	return geo.index_of(level, tw::calc_wheel_slot(exp_tick, level, geo.slot_bits, geo.slot_mask));
 }
 
 // The tick at which a bucket comes due (its cascade point).
 uint64_t tw_wheel::slot_start(size_t index) const
 {
-	return slot_start_at(level_of(index), slot_of(index));
+	return slot_start_at(geo.level_of(index), geo.slot_of(index));
 }
 
 // The last tick a bucket spans (UINT64_MAX for one that reaches past it).
 uint64_t tw_wheel::slot_last(size_t index) const
 {
-	uint64_t start = slot_start(index), width = uint64_t{1} << (level_of(index) * slot_bits);
+	uint64_t start = slot_start(index), width = uint64_t{1} << (geo.level_of(index) * geo.slot_bits);
 	return start > UINT64_MAX - (width - 1) ? UINT64_MAX : start + (width - 1);
 }
 
@@ -229,7 +214,7 @@ uint64_t tw_wheel::slot_last(size_t index) const
 uint64_t tw_wheel::slot_bound(size_t index) const
 {
 	uint64_t start = slot_start(index);
-	uint64_t min_tick = slots[index].min_tick;
+	uint64_t min_tick = buckets[index].min_tick;
 	return min_tick > start ? min_tick : start;
 }
 
@@ -242,49 +227,32 @@ uint64_t tw_wheel::slot_bound(size_t index) const
 uint64_t tw_wheel::next_firing_tick() const
 {
 	unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
-	if (!first_occupied(&level, &slot))
+	if (!buckets.first_occupied(&level, &slot))
 		return UINT64_MAX;
-	return slot_bound(index_of(level, slot));
+	return slot_bound(geo.index_of(level, slot));
 }
 
 uint64_t tw_wheel::next_expiry() const
 {
 	// From a callback, the timers of this advance still to run are due too.
-	if (due.first || ready)
-		return now_ns;
+	if (due.any())
+		return clock.ns();
 	uint64_t tick = next_firing_tick();
-	return tick == UINT64_MAX ? UINT64_MAX : ns_of_tick(tick);
+	return tick == UINT64_MAX ? UINT64_MAX : geo.ns_of_tick(tick);
 }
 
 void tw_wheel::notify_now(uint64_t when)
 {
-	if (!notify)
+	if (!hook.installed())
 		return;
 	// Requests that came in without waking us (request_queue.hpp): let
 	// the backend run the wheel again at once.
 	if (requests.has_wake() && publish_horizon(when))
-		when = now_ns;
-	notified = when;
-	stats.notifies++;
+		when = clock.ns();
+	counts.told_hook();
 	holds |= tw::held_in_hook;
-	int touched = notify(this, when, notify_arg);
+	int touched = hook.tell(this, when);
 	holds &= ~tw::held_in_hook;
 	if (touched)
-		stats.os_rearms++;
-}
-
-// The counters as tw_get_stats() gives them. An arm counts itself once, in
-// stats.armed if it claims an idle timer (which count() reads too), else
-// in in_place; a claimed timer is placed in a slot unless it is due at
-// once (due_arms), so stats.placed counts only the cascades' placements.
-// An advance counts itself
-// once, as idle or as one that fired (stats.advances), so that the quiet
-// advance of a polling loop pays one increment.
-tw_stats tw_wheel::stats_now() const
-{
-	tw_stats s = stats;
-	s.placed += s.armed - due_arms;
-	s.armed += in_place;
-	s.advances += s.idle_advances;
-	return s;
+		counts.rearmed_os_timer();
 }

@@ -3,18 +3,20 @@
 // struct tw_wheel: the state of one hierarchical timing wheel, and the
 // invariants it keeps. The algorithm is in wheel.cpp, place.hpp, arm.cpp
 // and advance.cpp; check.cpp verifies the invariants one by one, under the
-// names given here.
+// names given here and beside each part.
 #ifndef TW_WHEEL_HPP
 #define TW_WHEEL_HPP
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buckets.hpp"
 #include "debug.hpp"
 #include "divide.hpp"
 #include "geometry.hpp"
 #include "level.hpp"
 #include "list.hpp"
+#include "parts.hpp"
 #include "request_queue.hpp"
 #include "timerwheel.h"
 
@@ -65,198 +67,35 @@ enum : uint8_t {
 	held_in_hook = 8,
 };
 
-// Each slot is several independent hlists ("lanes"), picked by the low
-// bits of a timer's tick (enqueue()). A walk takes them
-// interleaved, so the cache misses of up to `lanes`
-// chains are in flight at once instead of queueing one behind another: the
-// walk over a slot's timers is what decides the cost of expiry at scale.
-constexpr unsigned lane_bits = 2;
-constexpr unsigned lanes = 1u << lane_bits;
-
-// One bucket of the wheel: its lanes, a lower bound on the firing ticks of
-// the timers in it, so that a loop can sleep until a timer can fire rather
-// than until the bucket's cascade point, and one on the expiry ticks of
-// those with a window, so that an advance looks for opened windows only
-// where one may be. An exact timer's window is its tick, which the first
-// bound covers: its placement passes no_open, and lowers that one alone.
-constexpr uint64_t no_open = UINT64_MAX; // the `open` of an exact timer's placement
-
-struct slot {
-	tw_timer *lane[lanes];
-	uint64_t min_tick; // no timer in the slot fires at an earlier tick; UINT64_MAX when empty
-	uint64_t min_open; // no timer with a window here has an earlier expiry tick; UINT64_MAX when empty
-
-	// The lanes OR-ed, without a branch per lane: a cancel that leaves a
-	// slot empty asks, and most slots hold a timer or two.
-	bool empty() const
-	{
-		uintptr_t any = 0;
-		for (unsigned i = 0; i < lanes; i++)
-			any |= reinterpret_cast<uintptr_t>(lane[i]);
-		return !any;
-	}
-
-	void push(tw_timer *t, unsigned which, uint64_t tick, uint64_t open)
-	{
-		hlist_add_head(&lane[which & (lanes - 1)], t);
-		lower(tick, open);
-	}
-
-	void lower(uint64_t tick, uint64_t open)
-	{
-		if (tick < min_tick)
-			min_tick = tick;
-		if (open < min_open)
-			min_open = open;
-	}
-
-	// Call visit(t, pprev) on every timer, lane by lane, with the link
-	// that points at it, until a call returns non-zero (so that a check
-	// stops at a broken link, before a cycle): that value, else 0. visit
-	// may change the timer, not its links.
-	template <typename Visit> int each(Visit visit) const
-	{
-		for (unsigned i = 0; i < lanes; i++) {
-			tw_timer *const *pprev = &lane[i];
-			for (tw_timer *t = *pprev; t; pprev = &t->tw__next, t = *pprev)
-				if (int stop = visit(t, pprev))
-					return stop;
-		}
-		return 0;
-	}
-
-	// Detach every lane into `chains` and leave the slot empty.
-	void take_all(tw_timer **chains)
-	{
-		for (unsigned i = 0; i < lanes; i++)
-			chains[i] = lane[i];
-		clear();
-	}
-
-	void clear()
-	{
-		for (unsigned i = 0; i < lanes; i++)
-			lane[i] = nullptr;
-		min_tick = min_open = UINT64_MAX;
-	}
-};
-
 } // namespace tw
 
 namespace tw {
 
-// The parts of a wheel, each held by value in struct tw_wheel (as a base,
-// so that the algorithm names their fields as its own), each with the
-// invariants it keeps. tw_check names an invariant when one breaks, and
-// debug builds assert each by name where the code relies on it
-// (TW_ASSERT). The fields an arm, a cancel and a re-arm read come first,
-// in the parts they belong to (the clock, the lifetime, the policy, the
-// buckets, the hook, the counters), ahead of the geometry's tables and the
-// lateness histogram, which only a cascade and a firing read.
-
-// The clock.
-//
-//  clock     now_tick is now_ns's tick (rounded down; UINT64_MAX reaches the
-//            last tick).
-//  quiet     quiet_below is no later than the next event's tick (the first
-//            occupied slot's start, next_event_tick()) nor the last whole
-//            tick, and is 0 while the due list holds a timer, while an
-//            advance is under way, and once the wheel is destroyed: so an
-//            advance to an earlier tick, with no request queued, has only
-//            to move the clock, and knows it from one comparison. An arm
-//            lowers it to its slot's start; a removal leaves it low, an
-//            advance with events leaves it 0, and the next advance that
-//            finds nothing to do computes it again.
-//  open      a timer in a slot has an expiry tick after woke_tick, the
-//            clock's tick at the last wake-up (an advance that reached the
-//            next expiry): a wake-up fires the timers whose window has
-//            opened, not only those whose firing tick has come
-//            (fire_open_windows()). Between wake-ups, a timer may wait in
-//            its slot with its window open, and fires by its firing tick.
-struct wheel_clock {
-	uint64_t now_ns;
-	uint64_t now_tick;
-	uint64_t quiet_below; // an advance to an earlier tick only moves the clock (the quiet rule)
-	uint64_t woke_tick;   // the clock's tick at the last wake-up (the open rule)
-};
+// The parts of a wheel, each held by value in struct tw_wheel, each with
+// the invariants it keeps (parts.hpp, buckets.hpp, geometry.hpp). tw_check
+// names an invariant when one breaks, and debug builds assert each by name
+// where the code relies on it (TW_ASSERT). The fields an arm, a cancel and
+// a re-arm read come first, in the parts they belong to (the lifetime, the
+// clock, the policy, the buckets, the hook, the counters), ahead of the
+// geometry's tables and the lateness histogram, which only a cascade and a
+// firing read.
 
 // The lifetime: who holds the wheel (the transitions are listed with
 // held_by_program above), and the fast ways its arms and cascades take:
 // the default geometry's constants (geometry::is_default(), stored here in
 // the first cache line), and add_default()'s exact arms, which end with
 // the program's hold.
+//
+// A base with its fields the wheel's own, where the other parts are
+// members with theirs private: set or cleared through a member function,
+// the holder's bit of an advance that runs callbacks costs GCC a load, an
+// operation and a store each way, where the wheel's own field takes one
+// instruction on the byte.
 struct lifetime {
 	uint32_t id;           // stamped into armed timers, to refuse timers of other wheels
 	uint8_t holds;         // who holds the wheel: tw::held_by_program and the others
 	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()
 	bool default_geometry; // geometry::is_default(), read where a cascade picks its constants
-};
-
-// The policy a program set: the default window of tw_add() and tw_mod()
-// (read by every re-arm), the widest window placed (the window rule,
-// below), and the backends' wake budget.
-struct policy {
-	uint64_t default_slack; // in ticks: the window of tw_add()/tw_mod() (tw_config.slack_ns)
-	unsigned widest;        // the largest alignment of a timer in a slot (the window rule)
-	unsigned wake_budget;   // tw_set_wake_budget(): the most a backend's wake-up fires
-};
-
-// The buckets: levels << slot_bits slots, level by level, and the bitmaps
-// that find the occupied ones (first_occupied()).
-//
-//  bitmaps   a slot's bit in occupied[] is set iff the slot holds a timer,
-//            and a level's bit in level_mask iff its bitmap is not zero.
-//  ahead     a level's occupied slots all lie after the clock's digit at
-//            that level, so the next event is a plain bit scan away.
-//  bound     a slot's min_tick is no later than any of its timers' firing
-//            ticks, its min_open no later than the expiry ticks of those
-//            with a window, and both are UINT64_MAX when it is empty. (An
-//            exact timer's expiry tick is its firing tick, after the clock
-//            while it is in a slot: no search for opened windows takes it.)
-struct buckets {
-	uint64_t level_mask; // bit l: level l has an occupied slot
-	uint64_t *occupied;  // per level: bit j set iff slot j is non-empty
-	slot *slots;         // levels << slot_bits buckets, level by level
-};
-
-// The notify hook.
-//
-//  notified  the hook was never told a time later than the next expiry, so
-//            a backend never sleeps past a timer.
-struct hook {
-	tw_notify_fn notify;
-	void *notify_arg;
-	uint64_t notified; // the last time given to the hook (0 without one); never later than the real next expiry
-};
-
-// The due queue.
-//
-//  due       the due list's tail is its last timer's next field; `ready`
-//            holds timers only while callbacks run.
-struct due_queue {
-	tail_list due;   // timers whose time has come, in the order they came due
-	tw_timer *ready; // while running: the due list detached, its callbacks not yet run
-};
-
-// The counters. count(), the armed timers, is derived from counters that
-// the paths which arm and remove keep anyway: stats.armed counts the timers
-// claimed from idle (stats_now() adds in_place), and each removal is
-// cancelled, fired, moved (unlinked by tw_mod to be claimed again) or
-// idled by destroy().
-//
-//  count     count() is the number of timers on all the lists.
-struct counters {
-	tw_stats stats; // read through stats_now(): `advances` here counts those that fired
-	uint64_t in_place; // tw_mod() re-arms that left the timer where it was
-	uint64_t moved;
-	uint64_t idled;
-	uint64_t due_arms; // claims that went to the due list, not into a slot (stats_now())
-};
-
-// The lateness histogram (tw_get_lateness(), lateness.cpp).
-struct lateness_histogram {
-	uint64_t late[TW_LATENESS_BUCKETS]; // firings by lateness's bit width
-	uint64_t late_max;
 };
 
 } // namespace tw
@@ -276,19 +115,19 @@ struct lateness_histogram {
 //            gives for its firing tick, where the search for opened windows
 //            looks, or in a slot that comes due before its expiry's tick,
 //            which then places it again before its window opens (both are
-//            in stays()); its alignment is at most `widest`.
+//            in stays()); its alignment is at most the policy's widest().
 //
 // A timer's firing tick is fire_tick() of its expiry's tick and its
 // alignment: the expiry's tick itself for an exact timer.
-struct tw_wheel : tw::wheel_clock,
-		  tw::lifetime,
-		  tw::policy,
-		  tw::buckets,
-		  tw::hook,
-		  tw::due_queue,
-		  tw::counters,
-		  tw::geometry,
-		  tw::lateness_histogram {
+struct tw_wheel : tw::lifetime {
+	tw::wheel_clock clock;
+	tw::policy policy;
+	tw::buckets buckets;
+	tw::hook hook;
+	tw::due_queue due;
+	tw::counters counts;
+	tw::geometry geo;
+	tw::lateness_histogram lateness;
 	// Requests from other threads (request_queue.hpp): the only fields
 	// that posting threads touch, and only through compiler.hpp's atomics. A
 	// cache line of padding on each side keeps them off the lines the
@@ -299,12 +138,11 @@ struct tw_wheel : tw::wheel_clock,
 	tw::request_queue requests;
 	char owner_apart[64];
 
-	static constexpr unsigned default_levels = 8; // of the default geometry (level.hpp)
 	static int create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint64_t slack_ns, uint64_t now);
 	// The one allocation create() makes: the wheel, its bitmaps, its slots.
 	static size_t bytes(unsigned levels, unsigned slot_bits)
 	{
-		return sizeof(tw_wheel) + levels * sizeof(uint64_t) + (static_cast<size_t>(levels) << slot_bits) * sizeof(tw::slot);
+		return sizeof(tw_wheel) + tw::buckets::bytes(levels, static_cast<size_t>(levels) << slot_bits);
 	}
 	void destroy();
 	// tw_wheel_destroy() was called: arms are refused.
@@ -326,7 +164,7 @@ struct tw_wheel : tw::wheel_clock,
 	int del(tw_timer *t);
 	// budget: at most that many callbacks, the other due timers left due
 	// for the next advance; no_budget for all of them.
-	static constexpr unsigned no_budget = ~0u;
+	static constexpr unsigned no_budget = tw::due_queue::all;
 	int refuse_del(const tw_timer *t);
 	int advance(uint64_t now);
 	int advance_budget(uint64_t now, unsigned budget);
@@ -336,30 +174,19 @@ struct tw_wheel : tw::wheel_clock,
 	// publish_horizon(), and as cheap as a plain load on x86.
 	bool requests_pending() const { return requests.pending(); }
 	bool publish_horizon(uint64_t when);
-	// A timer with this expiry fires now: count how late, in the bucket
-	// of the lateness's bit width (lateness.cpp reads the histogram). A
-	// bit scan, where buckets of ticks would cost a division too.
+	// A timer with this expiry fires now: count how late.
 	void record_lateness(uint64_t expires)
 	{
-		uint64_t late_ns = now_ns - expires;
-		TW_ASSERT(expires <= now_ns, "clock");
-		late[late_ns ? tw::bit_width(late_ns) : 0]++;
-		if (late_ns > late_max)
-			late_max = late_ns;
+		TW_ASSERT(expires <= clock.ns(), "clock");
+		lateness.record(clock.ns() - expires);
 	}
 	void get_lateness(tw_lateness *out) const;
 	int check() const;
-	tw_stats stats_now() const;
-	size_t count() const
-	{
-		return static_cast<size_t>(stats.armed - stats.cancelled - stats.fired - moved - idled);
-	}
 	void dump(FILE *out, bool verbose) const;
 	int walk(tw_walk_fn fn, void *arg) const;
 
 	// The bucket a timer in a slot is in (geometry::index_of() names them).
 	static bool in_slot(const tw_timer *t) { return t->tw__where >= tw::where_slot0; }
-	using tw::geometry::index_of;
 	static size_t index_of(const tw_timer *t) { return t->tw__where - tw::where_slot0; }
 
 	// helpers shared by the algorithm, check.cpp and dump.cpp
@@ -368,29 +195,18 @@ struct tw_wheel : tw::wheel_clock,
 	uint64_t slot_start(size_t index) const;
 	uint64_t slot_start_at(unsigned level, unsigned slot) const
 	{
-		uint64_t start = (now_tick & level_high[level]) | uint64_t{slot} << level_shift[level];
-		TW_ASSERT(start == tw::calc_slot_start(now_tick, level, slot, slot_bits), "clock");
+		uint64_t start = (clock.tick() & geo.level_high[level]) | uint64_t{slot} << geo.level_shift[level];
+		TW_ASSERT(start == tw::calc_slot_start(clock.tick(), level, slot, geo.slot_bits), "clock");
 		return start;
 	}
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
-	// The first occupied bucket: the first occupied slot of the lowest
-	// non-empty level (level.hpp says why no other slot comes first). The
-	// one scan for it, whoever asks; false when the slots are empty.
-	bool first_occupied(unsigned *level, unsigned *slot) const
-	{
-		if (!level_mask)
-			return false;
-		*level = tw::lsb64(level_mask);
-		*slot = tw::lsb64(occupied[*level]);
-		return true;
-	}
 	// The tick of the wheel's next event, the start of the first occupied
 	// bucket; UINT64_MAX when the wheel's slots are empty.
 	uint64_t next_event_tick() const
 	{
 		unsigned level = 0, slot = 0; // set by first_occupied() when it returns true
-		if (!first_occupied(&level, &slot))
+		if (!buckets.first_occupied(&level, &slot))
 			return UINT64_MAX;
 		return slot_start_at(level, slot);
 	}
@@ -398,12 +214,7 @@ struct tw_wheel : tw::wheel_clock,
 	uint64_t calc_quiet() const;
 	// The bound for a next event at tick `event`: no later than the last
 	// whole tick, whose quotient UINT64_MAX shares (tick_of_now()).
-	uint64_t quiet_of(uint64_t event) const { return event < last_whole_tick ? event : last_whole_tick; }
-	void lower_quiet(uint64_t start)
-	{
-		if (start < quiet_below)
-			quiet_below = start;
-	}
+	uint64_t quiet_of(uint64_t event) const { return event < geo.last_whole_tick ? event : geo.last_whole_tick; }
 	bool stays(size_t index, uint64_t exp_tick, uint64_t tick, unsigned align) const;
 	bool stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const;
 
@@ -429,7 +240,6 @@ private:
 	int remod(tw_timer *t, uint64_t expires, uint64_t slack);
 	void rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack);
 	void rearm_periodic(tw_timer *t);
-	void emptied(size_t index);
 	void collect_expired_timers(uint64_t target_tick);
 	tw_timer *sort_early(tw_timer *chain);
 	void place_again(tw_timer **chains, unsigned from_level, tw_timer **early);
@@ -475,7 +285,7 @@ inline bool tw_wheel::stays(size_t index, uint64_t exp_tick, uint64_t tick, unsi
 inline bool tw_wheel::stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const
 {
 	bool later = !slack && !tw::align_of(t) && expires >= t->expires;
-	TW_ASSERT(!later || stays(index_of(t), tick_of_expiry(expires), tick_of_expiry(expires), 0), "stay");
+	TW_ASSERT(!later || stays(index_of(t), geo.tick_of_expiry(expires), geo.tick_of_expiry(expires), 0), "stay");
 	return later;
 }
 

@@ -10,20 +10,10 @@
 #include <stdlib.h>
 
 #include "../src/geometry.hpp"
+#include "expect.h"
 #include "rand.h"
 
 static uint64_t rng = 0x6e0;
-static unsigned long long checked, wrong;
-
-#define EXPECT(cond, ...)                                        \
-	do {                                                     \
-		checked++;                                       \
-		if (!(cond) && wrong++ < 20) {                   \
-			fprintf(stderr, "%s: ", #cond);          \
-			fprintf(stderr, __VA_ARGS__);            \
-			fputc('\n', stderr);                     \
-		}                                                \
-	} while (0)
 
 // ceil(n / d) and floor, the slow way.
 static uint64_t ceil_div(uint64_t n, uint64_t d) { return n / d + (n % d != 0); }
