@@ -118,7 +118,7 @@ tw_timer *tw_wheel::sort_early(tw_timer *chain)
 	tw_timer *lane[tw::lanes] = {};
 	for (tw_timer *t = chain, *next; t; t = next) {
 		next = t->tw__next;
-		tw_timer **to = &lane[tick_of_expiry(t->expires, default_geometry) & (tw::lanes - 1)];
+		tw_timer **to = &lane[geo.tick_of_expiry(t->expires, default_geometry) & (tw::lanes - 1)];
 		t->tw__next = *to;
 		*to = t;
 	}
