@@ -198,11 +198,11 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 // opened, all its timers for a few of them.
 TW_NOINLINE void tw_wheel::fire_open_windows()
 {
-	if (clock.tick() >= geo.last_tick)
+	if (clock.tick() >= geo.last_tick())
 		return;
 	for (unsigned align = 1; align <= policy.widest(); align++) {
 		uint64_t mask = (uint64_t{1} << align) - 1;
-		if ((clock.tick() | mask) >= geo.last_tick)
+		if ((clock.tick() | mask) >= geo.last_tick())
 			return; // no multiple of 2^align, nor of any larger power, is left
 		take_opened(calc_wheel_index((clock.tick() | mask) + 1));
 	}
@@ -342,7 +342,7 @@ TW_COLD int tw_wheel::refuse_advance() const
 TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
 	// The default geometry's tick as a constant: no load of the divider.
-	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : geo.per_tick.quotient(now);
+	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : geo.ticks_in(now);
 	if (target_tick < clock.quiet_below() && now >= clock.ns() && !requests_pending()) {
 		TW_ASSERT(clock.quiet_below() <= calc_quiet() && target_tick == geo.tick_of_now(now), "quiet");
 		clock.set_tick(target_tick);

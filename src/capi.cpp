@@ -196,7 +196,7 @@ TW_API uint64_t tw_tick(const tw_wheel *w)
 	if (!w)
 		return 0;
 	TW_LIVE(w);
-	return w->geo.tick_ns;
+	return w->geo.tick_ns();
 }
 
 TW_API int tw_set_notify(tw_wheel *w, tw_notify_fn fn, void *arg)

@@ -148,8 +148,8 @@ int check_slot(const tw_wheel *w, unsigned level, unsigned slot, size_t *count)
 // wheel finds the next one with a plain bit scan and would skip any other.
 int check_bitmaps_ahead(const tw_wheel *w)
 {
-	for (unsigned level = 0; level < w->geo.levels; level++) {
-		unsigned digit = tw::calc_wheel_slot(w->clock.tick(), level, w->geo.slot_bits, w->geo.slot_mask);
+	for (unsigned level = 0; level < w->geo.levels(); level++) {
+		unsigned digit = w->geo.digit_of(w->clock.tick(), level);
 		uint64_t behind = digit >= 63 ? ~uint64_t{0} : (uint64_t{2} << digit) - 1;
 		if (w->buckets.bitmap(level) & behind)
 			return broken("ahead: level %u: slot at or before the clock's digit %u is occupied (bitmap %#llx)",
@@ -169,22 +169,22 @@ int tw_wheel::check() const
 	if (hook.told() > next_expiry() && !running())
 		return broken("notified: %llu is later than the next expiry %llu: a backend would sleep too long",
 			      (unsigned long long)hook.told(), (unsigned long long)next_expiry());
-	for (unsigned level = 0; level < geo.levels; level++) {
+	for (unsigned level = 0; level < geo.levels(); level++) {
 		bool bit = buckets.level_mask() >> level & 1;
 		if (bit != (buckets.bitmap(level) != 0))
 			return broken("bitmaps: level %u: level mask says %s, bitmap %#llx", level,
 				      bit ? "occupied" : "empty", (unsigned long long)buckets.bitmap(level));
 	}
-	if (geo.levels < 64 && buckets.level_mask() >> geo.levels)
+	if (geo.levels() < 64 && buckets.level_mask() >> geo.levels())
 		return broken("bitmaps: level mask %#llx has bits above %u levels",
-			      (unsigned long long)buckets.level_mask(), geo.levels);
+			      (unsigned long long)buckets.level_mask(), geo.levels());
 	if (int err = check_bitmaps_ahead(this))
 		return err;
 	size_t seen = 0;
 	if (int err = check_due_list(this, &seen)) // links, due
 		return err;
-	for (unsigned level = 0; level < geo.levels; level++)
-		for (unsigned slot = 0; slot <= geo.slot_mask; slot++)
+	for (unsigned level = 0; level < geo.levels(); level++)
+		for (unsigned slot = 0; slot < geo.slots_per_level(); slot++)
 			if (int err = check_slot(this, level, slot, &seen)) // bitmaps, bound, links, stay, open, window
 				return err;
 	if (seen != counts.count())

@@ -60,6 +60,12 @@
 #define TW_UNLIKELY(c) (c)
 #endif
 
+// A part's one-line steps, inlined at once into the hot paths that take
+// them: an inline function's call left for the later inliner counts,
+// meanwhile, as a call, and makes its branch look unlikely to the
+// compiler's layout of blocks.
+#define TW_PART inline TW_ALWAYS_INLINE
+
 namespace tw {
 
 namespace portable {

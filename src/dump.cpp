@@ -33,9 +33,9 @@ void dump_expiry(const tw_timer *t, FILE *out)
 // One level's line: cell by cell for small levels, else its occupied slots.
 void tw_wheel::dump_level(FILE *out, unsigned level) const
 {
-	unsigned slots_per_level = 1u << geo.slot_bits;
-	unsigned clock_digit = tw::calc_wheel_slot(clock.tick(), level, geo.slot_bits, geo.slot_mask);
-	unsigned long long width = 1ull << (level * geo.slot_bits);
+	unsigned slots_per_level = geo.slots_per_level();
+	unsigned clock_digit = geo.digit_of(clock.tick(), level);
+	unsigned long long width = geo.slot_width(level);
 	fprintf(out, "  level %-2u slot = %llu tick%s: ", level, width, width == 1 ? "" : "s");
 	if (slots_per_level <= 16) {
 		for (unsigned s = 0; s < slots_per_level; s++) {
@@ -60,7 +60,7 @@ void tw_wheel::dump_level(FILE *out, unsigned level) const
 // Every timer of a level's occupied slots, with its expiry.
 void tw_wheel::dump_level_timers(FILE *out, unsigned level) const
 {
-	for (unsigned s = 0; s <= geo.slot_mask; s++) {
+	for (unsigned s = 0; s < geo.slots_per_level(); s++) {
 		if (!buckets.occupied(level, s))
 			continue;
 		size_t index = geo.index_of(level, s);
@@ -72,8 +72,8 @@ void tw_wheel::dump_level_timers(FILE *out, unsigned level) const
 void tw_wheel::dump(FILE *out, bool verbose) const
 {
 	fprintf(out, "wheel: now %llu ns (tick %llu), tick %llu ns, %u levels of %u slots, %zu armed\n",
-		(unsigned long long)clock.ns(), (unsigned long long)clock.tick(), (unsigned long long)geo.tick_ns,
-		geo.levels, 1u << geo.slot_bits, counts.count());
+		(unsigned long long)clock.ns(), (unsigned long long)clock.tick(), (unsigned long long)geo.tick_ns(),
+		geo.levels(), geo.slots_per_level(), counts.count());
 	fprintf(out, "  due      %zu\n", list_length(*due.due_head()));
 	if (verbose)
 		for (const tw_timer *t = *due.due_head(); t; t = t->tw__next)

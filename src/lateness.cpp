@@ -7,7 +7,7 @@
 
 void tw_wheel::get_lateness(tw_lateness *out) const
 {
-	out->tick_ns = geo.tick_ns;
+	out->tick_ns = geo.tick_ns();
 	lateness.read(out);
 }
 

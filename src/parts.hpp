@@ -17,12 +17,6 @@
 
 namespace tw {
 
-// A part's one-line steps, inlined at once into the hot paths that take
-// them: an inline function's call left for the later inliner counts,
-// meanwhile, as a call, and makes its branch look unlikely to the
-// compiler's layout of blocks.
-#define TW_PART inline TW_ALWAYS_INLINE
-
 // The clock: the time of the last advance, in ns and in ticks, and the
 // two bounds that spare an advance work.
 //

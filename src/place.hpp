@@ -43,16 +43,13 @@ TW_HOT_INLINE void tw_wheel::claim(tw_timer *t, uint64_t expires)
 template <bool Ms>
 TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t open, uint64_t lane, bool arming)
 {
-	const unsigned bits = Ms ? TW_DEFAULT_SLOT_BITS : geo.slot_bits;
-	unsigned b = tw::msb64(tick ^ clock.tick());
-	unsigned shift = geo.shift_of_bit[b];
-	uint64_t digits = tick >> shift; // the tick's digits from the level's up: the clock's above it
-	TW_ASSERT(digits << shift == slot_start(calc_wheel_index(tick)), "quiet");
+	tw::geometry::place<Ms> p = geo.place_after<Ms>(clock.tick(), tick);
+	TW_ASSERT(p.start() == slot_start(calc_wheel_index(tick)), "quiet");
 	if (arming)
-		clock.lower_quiet(digits << shift);
-	uint64_t slot = digits & ((uint64_t{1} << bits) - 1);
-	unsigned level = geo.level_of_bit[b];
-	size_t where = geo.where0_of_bit[b] + slot;
+		clock.lower_quiet(p.start());
+	uint64_t slot = p.slot();
+	unsigned level = p.level();
+	size_t where = p.where();
 	TW_ASSERT(where == geo.where_of(calc_wheel_index(tick)), "bitmaps");
 	// The bitmaps and slots follow the wheel in its allocation (create()).
 	buckets.occupy<Ms>(level, slot, this + 1);

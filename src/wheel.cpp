@@ -63,8 +63,8 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->id = id;
 	w->geo.init(tick_ns, slot_bits);
 	w->default_geometry = w->geo.is_default();
-	TW_ASSERT(!w->default_geometry || w->geo.levels == tw::default_levels, "bitmaps");
-	w->clock.start(now, w->geo.tick_of_now(now), w->geo.last_whole_tick); // empty: no event quiets it
+	TW_ASSERT(!w->default_geometry || w->geo.levels() == tw::default_levels, "bitmaps");
+	w->clock.start(now, w->geo.tick_of_now(now), w->quiet_of(UINT64_MAX)); // empty: no event quiets it
 	w->policy.init(w->geo.slack_ticks(slack_ns), no_budget);
 	w->exact_arms = w->default_geometry && !w->policy.default_slack();
 	w->buckets.init(w + 1, levels, w->geo.nslots());
@@ -90,7 +90,7 @@ void tw_wheel::idle_all_timers()
 			t->tw__where = tw::where_idle, t->tw__owner = 0;
 			return 0;
 		});
-	buckets.clear(geo.levels, geo.nslots());
+	buckets.clear(geo.levels(), geo.nslots());
 	policy.slots_empty();
 	counts.idled(counts.count());
 }
@@ -182,7 +182,7 @@ unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t s
 		return 0;
 	if (tw::is_periodic(t))
 		return slack == UINT64_MAX ? 63 : tw::msb64(slack + 1);
-	uint64_t last = slack >= geo.last_tick - exp_tick ? geo.last_tick : exp_tick + slack;
+	uint64_t last = slack >= geo.last_tick() - exp_tick ? geo.last_tick() : exp_tick + slack;
 	return tw::msb64((exp_tick - 1) ^ last);
 }
 
@@ -192,8 +192,7 @@ unsigned tw_wheel::window_align(const tw_timer *t, uint64_t exp_tick, uint64_t s
 // that it does; the stay rule, the window search and tw_check() ask here.
 size_t tw_wheel::calc_wheel_index(uint64_t exp_tick) const
 {
-	unsigned level = geo.level_of_bit[tw::msb64(exp_tick ^ clock.tick())];
-	return geo.index_of(level, tw::calc_wheel_slot(exp_tick, level, geo.slot_bits, geo.slot_mask));
+	return geo.index_after(clock.tick(), exp_tick);
 }
 
 // The tick at which a bucket comes due (its cascade point).
@@ -205,7 +204,7 @@ uint64_t tw_wheel::slot_start(size_t index) const
 // The last tick a bucket spans (UINT64_MAX for one that reaches past it).
 uint64_t tw_wheel::slot_last(size_t index) const
 {
-	uint64_t start = slot_start(index), width = uint64_t{1} << (geo.level_of(index) * geo.slot_bits);
+	uint64_t start = slot_start(index), width = geo.slot_width(geo.level_of(index));
 	return start > UINT64_MAX - (width - 1) ? UINT64_MAX : start + (width - 1);
 }
 

@@ -195,9 +195,7 @@ struct tw_wheel : tw::lifetime {
 	uint64_t slot_start(size_t index) const;
 	uint64_t slot_start_at(unsigned level, unsigned slot) const
 	{
-		uint64_t start = (clock.tick() & geo.level_high[level]) | uint64_t{slot} << geo.level_shift[level];
-		TW_ASSERT(start == tw::calc_slot_start(clock.tick(), level, slot, geo.slot_bits), "clock");
-		return start;
+		return geo.slot_start(clock.tick(), level, slot);
 	}
 	uint64_t slot_last(size_t index) const;
 	uint64_t slot_bound(size_t index) const;
@@ -214,7 +212,7 @@ struct tw_wheel : tw::lifetime {
 	uint64_t calc_quiet() const;
 	// The bound for a next event at tick `event`: no later than the last
 	// whole tick, whose quotient UINT64_MAX shares (tick_of_now()).
-	uint64_t quiet_of(uint64_t event) const { return event < geo.last_whole_tick ? event : geo.last_whole_tick; }
+	uint64_t quiet_of(uint64_t event) const { return geo.clamp_whole(event); }
 	bool stays(size_t index, uint64_t exp_tick, uint64_t tick, unsigned align) const;
 	bool stays_later(const tw_timer *t, uint64_t expires, uint64_t slack) const;
 

@@ -30,8 +30,8 @@ void test_sizes(void **)
 	// The defaults need 8 levels: 2^64 ns is 45 bits of 1 ms ticks.
 	tw_wheel *w;
 	assert_int_equal(tw_wheel_create(&w, nullptr, 0), 0);
-	assert_int_equal(w->geo.levels, 8);
-	assert_int_equal(w->geo.slot_bits, 6);
+	assert_int_equal(w->geo.levels(), 8);
+	assert_int_equal(w->geo.slots_per_level(), 64);
 	tw_wheel_destroy(w);
 }
 

@@ -266,9 +266,9 @@ static void check_bitmaps(const tw::buckets &b, const tw::geometry &g, unsigned 
 {
 	bool found = false;
 	unsigned first_level = 0, first_slot = 0;
-	for (unsigned level = 0; level < g.levels; level++) {
+	for (unsigned level = 0; level < g.levels(); level++) {
 		uint64_t want = 0;
-		for (unsigned s = 0; s <= g.slot_mask; s++) {
+		for (unsigned s = 0; s < g.slots_per_level(); s++) {
 			const tw::slot &slot = b[g.index_of(level, s)];
 			want |= uint64_t{!slot.empty()} << s;
 			EXPECT(!slot.empty() || (slot.min_tick == UINT64_MAX && slot.min_open == UINT64_MAX),
@@ -293,9 +293,9 @@ template <bool Ms> static void check_buckets(uint64_t tick_ns, unsigned slot_bit
 	enum { ntimers = 8 }; // few, so that levels empty and fill again
 	tw::geometry g{};
 	g.init(tick_ns, slot_bits);
-	void *memory = calloc(1, tw::buckets::bytes(g.levels, g.nslots()));
+	void *memory = calloc(1, tw::buckets::bytes(g.levels(), g.nslots()));
 	tw::buckets b{};
-	b.init(memory, g.levels, g.nslots());
+	b.init(memory, g.levels(), g.nslots());
 	static tw_timer timers[ntimers];
 	size_t at[ntimers]; // the bucket of each timer, or SIZE_MAX
 	uint64_t ticks[ntimers];
@@ -305,8 +305,8 @@ template <bool Ms> static void check_buckets(uint64_t tick_ns, unsigned slot_bit
 		size_t k = test_rand(&rng) % ntimers;
 		tw_timer *t = &timers[k];
 		if (at[k] == SIZE_MAX) {
-			unsigned level = static_cast<unsigned>(test_rand(&rng) % (g.levels < 3 ? g.levels : 3));
-			unsigned digit = static_cast<unsigned>(test_rand(&rng) & g.slot_mask & 5); // slots shared
+			unsigned level = static_cast<unsigned>(test_rand(&rng) % (g.levels() < 3 ? g.levels() : 3));
+			unsigned digit = static_cast<unsigned>(test_rand(&rng) & (g.slots_per_level() - 1) & 5); // slots shared
 			size_t index = g.index_of(level, digit);
 			uint64_t tick = test_rand(&rng) >> 8, open = i % 2 ? tick - 1 : tw::no_open;
 			b.occupy<Ms>(level, digit, memory);
@@ -324,7 +324,7 @@ template <bool Ms> static void check_buckets(uint64_t tick_ns, unsigned slot_bit
 	for (size_t k = 0; k < ntimers; k++)
 		if (at[k] != SIZE_MAX)
 			EXPECT(b[at[k]].min_tick <= ticks[k], "timer %zu: the bound", k);
-	b.clear(g.levels, g.nslots());
+	b.clear(g.levels(), g.nslots());
 	check_bitmaps(b, g, steps);
 	free(memory);
 }
