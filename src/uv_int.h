@@ -106,6 +106,15 @@ void tw__uv_closer_start(struct tw_uv *h);
  * until then: the layer has callbacks left that a budget put off. */
 void tw__uv_wake_soon(struct tw_uv *h);
 
+/* Off the layer's ready or idle list, whichever it is on (both link
+ * through tw__next and tw__pprev). */
+static inline void tw__uv_unlink(struct tw_uv_timer *t)
+{
+	*t->tw__pprev = t->tw__next;
+	if (t->tw__next)
+		t->tw__next->tw__pprev = t->tw__pprev;
+}
+
 /*
  * uv_timer_order.c: the layer's ready list, the timers that fired and wait
  * for their callbacks, run in libuv's order: by due ms, then start id.
@@ -119,7 +128,7 @@ void tw__uv_wake_soon(struct tw_uv *h);
 struct tw__uv_ready {
 	struct tw_uv_timer *first;
 	struct tw_uv_timer **tail; /* &first when empty, else &last->tw__next */
-	struct tw_uv_timer **run;  /* the link to the last run's first timer; NULL after a removal */
+	struct tw_uv_timer **run;  /* where the last run starts: the link to its first timer; NULL after a removal */
 	int unordered;             /* a timer went in out of order since order() */
 };
 

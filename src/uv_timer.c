@@ -64,24 +64,17 @@ static struct layer_state *state_of(const struct tw_uv *h)
  * The loop's wheel. libuv keeps a stopped timer in its loop's handle
  * queue, which uv_walk() shows; the layer keeps its stopped timers on the
  * idle list, through the links a stopped timer does not use otherwise
- * (those of the ready list): at no cost in the timer's size, and a
- * list link or unlink a stop or a start, not a wheel's arm and cancel. A fired timer goes on it only once its
- * callback left it idle: a repeat or a restart costs the list nothing, and
- * a walk meanwhile reads the ready list.
+ * (those of the ready list): at no cost in the timer's size, and a list
+ * link or unlink a stop or a start, not a wheel's arm and cancel. A fired
+ * timer goes on it only once its callback left it idle: a repeat or a
+ * restart costs the list nothing, and a walk meanwhile reads the ready
+ * list.
  */
 struct loop_wheel {
 	struct tw_uv uv;
 	struct layer_state state;
 	struct loop_wheel *next;
 };
-
-/* Off the ready or the idle list, whichever it is on. */
-static void unlink_timer(struct tw_uv_timer *t)
-{
-	*t->tw__pprev = t->tw__next;
-	if (t->tw__next)
-		t->tw__next->tw__pprev = t->tw__pprev;
-}
 
 /* Only a timer of the loop's wheel, whose memory is the layer's until
  * its close calls back: the program's may be freed once stopped. */
@@ -103,7 +96,7 @@ static void unpark(struct tw_uv_timer *t)
 {
 	if (!(t->tw__flags & TW__UVT_IDLE))
 		return;
-	unlink_timer(t);
+	tw__uv_unlink(t);
 	t->tw__flags &= ~(unsigned)TW__UVT_IDLE;
 }
 

@@ -75,6 +75,7 @@ static struct tw_uv_timer *take_run(struct tw_uv_timer **list, struct tw_uv_time
 	return rev;
 }
 
+#ifndef NDEBUG /* read by an assertion only */
 static int in_order(const struct tw_uv_timer *t)
 {
 	for (; t && t->tw__next; t = t->tw__next)
@@ -82,6 +83,7 @@ static int in_order(const struct tw_uv_timer *t)
 			return 0;
 	return 1;
 }
+#endif
 
 /*
  * A natural merge sort of a singly linked list by before(), stable and
@@ -160,9 +162,7 @@ void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t)
 {
 	if (!t->tw__next)
 		r->tail = t->tw__pprev;
-	*t->tw__pprev = t->tw__next;
-	if (t->tw__next)
-		t->tw__next->tw__pprev = t->tw__pprev;
+	tw__uv_unlink(t);
 	r->run = NULL; /* its link may have gone with @t */
 }
 
