@@ -180,6 +180,19 @@ static void test_one_wakeup(void **state)
  * live on two wheels that fire one after the other into the layer's ready
  * list in one wake-up: each wheel's timers in start order, the two
  * interleaved by start. They run by start all the same. */
+static uint64_t wakeup_first, wakeup_last;
+
+static void record_wakeup(tw_uv_timer_t *t)
+{
+	struct tw_uv_stats st;
+
+	assert_int_equal(tw_uv_get_stats(t->tw__uv, &st), 0);
+	if (nfired == 0)
+		wakeup_first = st.wakeups;
+	wakeup_last = st.wakeups;
+	record(t);
+}
+
 static void test_two_wheels(void **state)
 {
 	(void)state;
@@ -187,11 +200,12 @@ static void test_two_wheels(void **state)
 	for (int i = 0; i < N; i++) {
 		if (i % 2)
 			tw_uv_timer_unref(&items[i].t);
-		start(&items[i], record, 20, 0);
+		start(&items[i], record_wakeup, 20, 0);
 	}
 	uv_sleep(40);
 	uv_run(uv_default_loop(), UV_RUN_ONCE);
 	assert_int_equal(nfired, N);
+	assert_true(wakeup_first == wakeup_last); /* one wake-up, both wheels */
 	assert_int_equal(inversions(), 0);
 	close_items(N);
 }
