@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "../src/compiler.hpp"
+#include "expect.h"
 #include "rand.h"
 #include "timerwheel.h"
 
@@ -19,17 +20,6 @@ static uint64_t rng = 0x2545f4914f6cdd1du;
 
 static uint64_t next_rand() { return test_rand(&rng); }
 
-static unsigned long long checked, wrong;
-
-#define CHECK(cond, ...)                                        \
-	do {                                                    \
-		checked++;                                      \
-		if (!(cond) && wrong++ < 10) {                  \
-			fprintf(stderr, "failed: %s: ", #cond); \
-			fprintf(stderr, __VA_ARGS__);           \
-			fputc('\n', stderr);                    \
-		}                                               \
-	} while (0)
 
 static void check_bits(uint64_t x)
 {
@@ -42,10 +32,10 @@ static void check_bits(uint64_t x)
 		}
 	if (!x)
 		return;
-	CHECK(tw::clz64(x) == 63 - top, "%#" PRIx64, x);
-	CHECK(tw::portable::clz64(x) == 63 - top, "%#" PRIx64, x);
-	CHECK(tw::ctz64(x) == low, "%#" PRIx64, x);
-	CHECK(tw::portable::ctz64(x) == low, "%#" PRIx64, x);
+	EXPECT(tw::clz64(x) == 63 - top, "%#" PRIx64, x);
+	EXPECT(tw::portable::clz64(x) == 63 - top, "%#" PRIx64, x);
+	EXPECT(tw::ctz64(x) == low, "%#" PRIx64, x);
+	EXPECT(tw::portable::ctz64(x) == low, "%#" PRIx64, x);
 }
 
 // Every bit of `x` set in turn, by the wrapper (bts on x86-64) and the C.
@@ -55,31 +45,31 @@ static void check_set_bit(uint64_t x)
 		uint64_t w = x, p = x;
 		tw::set_bit64(&w, i);
 		tw::portable::set_bit64(&p, i);
-		CHECK(w == (x | uint64_t{1} << i) && p == w, "%#" PRIx64 " bit %u", x, i);
+		EXPECT(w == (x | uint64_t{1} << i) && p == w, "%#" PRIx64 " bit %u", x, i);
 	}
 }
 
 static void check_mul(uint64_t a, uint64_t b)
 {
 	uint64_t hi = tw::mulhi64(a, b), rem = 1;
-	CHECK(tw::portable::mulhi64(a, b) == hi, "%#" PRIx64 " * %#" PRIx64, a, b);
+	EXPECT(tw::portable::mulhi64(a, b) == hi, "%#" PRIx64 " * %#" PRIx64, a, b);
 	if (a) {
-		CHECK(tw::div128by64(hi, a * b, a, &rem) == b && rem == 0, "%#" PRIx64 " * %#" PRIx64, a, b);
+		EXPECT(tw::div128by64(hi, a * b, a, &rem) == b && rem == 0, "%#" PRIx64 " * %#" PRIx64, a, b);
 		rem = 1;
-		CHECK(tw::portable::div128by64(hi, a * b, a, &rem) == b && rem == 0, "%#" PRIx64 " * %#" PRIx64, a,
+		EXPECT(tw::portable::div128by64(hi, a * b, a, &rem) == b && rem == 0, "%#" PRIx64 " * %#" PRIx64, a,
 		      b);
 	}
 	// A remainder too: (a * b + r) / a for r < a, if that does not carry.
 	if (a > 1 && a * b + (a - 1) > a * b) {
 		uint64_t q1 = tw::div128by64(hi, a * b + (a - 1), a, &rem);
-		CHECK(q1 == b && rem == a - 1, "(%#" PRIx64 " * %#" PRIx64 " + r)", a, b);
+		EXPECT(q1 == b && rem == a - 1, "(%#" PRIx64 " * %#" PRIx64 " + r)", a, b);
 		uint64_t q2 = tw::portable::div128by64(hi, a * b + (a - 1), a, &rem);
-		CHECK(q2 == b && rem == a - 1, "(%#" PRIx64 " * %#" PRIx64 " + r)", a, b);
+		EXPECT(q2 == b && rem == a - 1, "(%#" PRIx64 " * %#" PRIx64 " + r)", a, b);
 	}
 	uint64_t c = next_rand() >> (next_rand() % 64), sum = 0, psum = 0;
 	bool fits = tw::mul_add_fits(a, b, c, &sum);
-	CHECK(fits == (hi == 0 && a * b + c >= c), "%#" PRIx64 " * %#" PRIx64 " + %#" PRIx64, a, b, c);
-	CHECK(tw::portable::mul_add_fits(a, b, c, &psum) == fits && (!fits || (sum == a * b + c && psum == sum)),
+	EXPECT(fits == (hi == 0 && a * b + c >= c), "%#" PRIx64 " * %#" PRIx64 " + %#" PRIx64, a, b, c);
+	EXPECT(tw::portable::mul_add_fits(a, b, c, &psum) == fits && (!fits || (sum == a * b + c && psum == sum)),
 	      "%#" PRIx64 " * %#" PRIx64 " + %#" PRIx64, a, b, c);
 }
 
@@ -89,34 +79,34 @@ template <class T> static void check_atomics(const char *type, T a, T b)
 {
 	using tw::mo;
 	T x = a;
-	CHECK(tw::atomic_load<mo::relaxed>(&x) == a, "%s load", type);
-	CHECK(tw::atomic_load<mo::acquire>(&x) == a, "%s load", type);
-	CHECK(tw::atomic_load<mo::seq_cst>(&x) == a, "%s load", type);
+	EXPECT(tw::atomic_load<mo::relaxed>(&x) == a, "%s load", type);
+	EXPECT(tw::atomic_load<mo::acquire>(&x) == a, "%s load", type);
+	EXPECT(tw::atomic_load<mo::seq_cst>(&x) == a, "%s load", type);
 	tw::atomic_store<mo::relaxed>(&x, b);
-	CHECK(x == b, "%s store", type);
+	EXPECT(x == b, "%s store", type);
 	tw::atomic_store<mo::release>(&x, a);
-	CHECK(x == a, "%s store", type);
+	EXPECT(x == a, "%s store", type);
 	tw::atomic_store<mo::seq_cst>(&x, b);
-	CHECK(x == b, "%s store", type);
-	CHECK(tw::atomic_exchange<mo::acq_rel>(&x, a) == b && x == a, "%s exchange", type);
+	EXPECT(x == b, "%s store", type);
+	EXPECT(tw::atomic_exchange<mo::acq_rel>(&x, a) == b && x == a, "%s exchange", type);
 
 	T expected = b; // x is a: fails, and says what it found
 	bool swapped = tw::atomic_cas_strong<mo::acq_rel, mo::acquire>(&x, &expected, b);
-	CHECK(!swapped && expected == a && x == a, "%s failed strong CAS", type);
+	EXPECT(!swapped && expected == a && x == a, "%s failed strong CAS", type);
 	expected = b;
 	swapped = tw::atomic_cas_weak<mo::seq_cst, mo::acquire>(&x, &expected, b);
-	CHECK(!swapped && expected == a && x == a, "%s failed weak CAS", type);
+	EXPECT(!swapped && expected == a && x == a, "%s failed weak CAS", type);
 	expected = a;
 	swapped = tw::atomic_cas_strong<mo::release, mo::acquire>(&x, &expected, b);
-	CHECK(swapped && expected == a && x == b, "%s strong CAS", type);
+	EXPECT(swapped && expected == a && x == b, "%s strong CAS", type);
 	// A weak CAS may fail spuriously, never twice in a row in practice.
 	swapped = false;
 	for (int i = 0; i < 100 && !swapped; i++) {
 		expected = b;
 		swapped = tw::atomic_cas_weak<mo::acquire, mo::relaxed>(&x, &expected, a);
-		CHECK(swapped || (expected == b && x == b), "%s weak CAS", type);
+		EXPECT(swapped || (expected == b && x == b), "%s weak CAS", type);
 	}
-	CHECK(swapped && x == a, "%s weak CAS", type);
+	EXPECT(swapped && x == a, "%s weak CAS", type);
 }
 
 static void wake_a(tw_wheel *, void *) {}
@@ -136,10 +126,10 @@ static void check_atomics()
 	check_atomics<tw_wake_fn>("tw_wake_fn", wake_a, wake_b);
 
 	bool flag = false;
-	CHECK(!tw::atomic_test_and_set<tw::mo::acquire>(&flag) && flag, "test and set");
-	CHECK(tw::atomic_test_and_set<tw::mo::acquire>(&flag) && flag, "test and set");
+	EXPECT(!tw::atomic_test_and_set<tw::mo::acquire>(&flag) && flag, "test and set");
+	EXPECT(tw::atomic_test_and_set<tw::mo::acquire>(&flag) && flag, "test and set");
 	tw::atomic_clear<tw::mo::release>(&flag);
-	CHECK(!flag, "clear");
+	EXPECT(!flag, "clear");
 }
 
 int main()
