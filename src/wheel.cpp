@@ -67,7 +67,7 @@ int tw_wheel::create(tw_wheel **out, uint64_t tick_ns, unsigned slot_bits, uint6
 	w->clock.start(now, w->geo.tick_of_now(now), w->quiet_of(UINT64_MAX)); // empty: no event quiets it
 	w->policy.init(w->geo.slack_ticks(slack_ns), no_budget);
 	w->exact_arms = w->default_geometry && !w->policy.default_slack();
-	w->buckets.init(w + 1, levels, w->geo.nslots());
+	w->buckets.init(w + 1, w->geo.levels(), w->geo.nslots());
 	w->due.init();
 	w->requests.init();
 	w->holds = tw::held_by_program;
