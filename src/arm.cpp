@@ -38,6 +38,7 @@ TW_HOT_INLINE bool tw_wheel::arm_default(tw_timer *t, uint64_t expires, uint64_t
 {
 	if (!exact_arms || slack || t->tw__where != tw::where_idle || expires <= clock.ns())
 		return false;
+	TW_ASSERT(!destroyed(), "destroyed");
 	arm_exact<true>(t, expires);
 	return true;
 }
@@ -73,11 +74,13 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 // lists, which at scale are cache misses. It is tested here, ahead of
 // everything else, so that it costs its tests and two stores: the rest of
 // the work, in remod(), needs registers that a function saves on entry and
-// restores on exit, which this path would pay for too.
+// restores on exit, which this path would pay for too. A timer this wheel
+// owns proves the wheel alive (the invariant destroyed), so a destroyed
+// wheel costs this path no test.
 int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
-	if (in_slot(t) && t->tw__owner == id && !destroyed() && expires > clock.ns() &&
-	    stays_later(t, expires, slack)) {
+	if (in_slot(t) && t->tw__owner == id && expires > clock.ns() && stays_later(t, expires, slack)) {
+		TW_ASSERT(!destroyed(), "destroyed");
 		t->expires = expires;
 		counts.rearmed_in_place();
 		return 1;

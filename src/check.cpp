@@ -189,6 +189,9 @@ int tw_wheel::check() const
 				return err;
 	if (seen != counts.count())
 		return broken("count: count says %zu armed timers, the lists hold %zu", counts.count(), seen);
+	if (destroyed() && (seen || exact_arms))
+		return broken("destroyed: a destroyed wheel holds %zu timers%s", seen,
+			      exact_arms ? " and takes exact arms" : "");
 	if (clock.quiet_below() > calc_quiet())
 		return broken("quiet: bound %llu is later than %llu: an advance would skip the next event",
 			      (unsigned long long)clock.quiet_below(), (unsigned long long)calc_quiet());

@@ -111,6 +111,10 @@ struct lifetime {
 //            only at its firing tick). tw_mod() leaves a timer where it is
 //            while that holds (a later exact re-arm, or an earlier or
 //            windowed one that its slot still serves).
+//  destroyed a destroyed wheel holds no timer and takes no exact arm:
+//            destroy() idles every timer and clears exact_arms, so a timer
+//            this wheel owns, or an arm add_default() takes, proves the
+//            wheel alive without a test of holds.
 //  window    a timer with a window is in the slot that calc_wheel_index()
 //            gives for its firing tick, where the search for opened windows
 //            looks, or in a slot that comes due before its expiry's tick,

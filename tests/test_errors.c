@@ -222,6 +222,44 @@ static void test_destroy_with_armed_timers(void **state)
 	tw_wheel_destroy(w);
 }
 
+static int told(struct tw_wheel *w, uint64_t next, void *arg)
+{
+	(void)w;
+	(void)next;
+	(void)arg;
+	return 0;
+}
+
+/* A destroyed wheel that a notify hook still holds: it holds no timer, is
+ * sound, and refuses every arm and re-arm, of a new timer and of one it
+ * held before, on the re-arm's fast path too. */
+static void test_destroyed_wheel_held_by_hook(void **state)
+{
+	(void)state;
+	struct tw_wheel *w;
+	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
+	assert_int_equal(tw_set_notify(w, told, NULL), 0);
+	static struct tw_timer held[64], fresh;
+	for (int i = 0; i < 64; i++) {
+		tw_timer_init(&held[i], never);
+		assert_int_equal(tw_add(w, &held[i], (uint64_t)(i + 1) << (i % 40)), 0);
+	}
+	tw_wheel_destroy(w);
+	assert_int_equal(tw_count(w), 0);
+	assert_wheel_sound(w);
+	for (int i = 0; i < 64; i++) {
+		assert_false(tw_pending(&held[i]));
+		/* later than the old expiry: what an alive wheel re-arms in place */
+		assert_int_equal(tw_mod(w, &held[i], UINT64_MAX), -EINVAL);
+	}
+	tw_timer_init(&fresh, never);
+	assert_int_equal(tw_add(w, &fresh, 1000000000), -EINVAL);
+	assert_int_equal(tw_mod(w, &fresh, 1000000000), -EINVAL);
+	assert_int_equal(tw_count(w), 0);
+	assert_wheel_sound(w);
+	assert_int_equal(tw_set_notify(w, NULL, NULL), 0); /* the last hold: freed */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_wheel_call_errors),
 		cmocka_unit_test(test_check_catches_corruption),
 		cmocka_unit_test(test_destroy_with_armed_timers),
+		cmocka_unit_test(test_destroyed_wheel_held_by_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
