@@ -434,7 +434,7 @@ static void set_ref(struct tw_uv_timer *t, int ref)
 
 	if (!t->tw__uv || !tw__uv_wheel(t->tw__uv) || (!(t->tw__flags & TW__UVT_UNREF)) == ref)
 		return;
-	armed = tw_pending(&t->tw__timer) && tw_del(wheel_of(t), &t->tw__timer) == 1;
+	armed = tw_del(wheel_of(t), &t->tw__timer) == 1; /* 0: idle */
 	t->tw__flags ^= TW__UVT_UNREF;
 	if (armed)
 		(void)tw_add(wheel_of(t), &t->tw__timer, when);
