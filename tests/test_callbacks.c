@@ -281,6 +281,50 @@ static void test_fire_in_tick_order(void **state)
 	tw_wheel_destroy(wheel);
 }
 
+/* A tick's timers, armed together for one expiry, fire in the order they
+ * were armed or in its reverse, whatever level they start on and however
+ * the clock gets there (a cascade moves a slot's timers into their tick's
+ * list, reversing it): the uv_timer_t layer keeps libuv's start order from
+ * this without a sort. */
+enum { SAME_TICK = 64 };
+static struct tw_timer same_tick[SAME_TICK];
+static int fired_order[SAME_TICK], fired_count;
+static void record_order(struct tw_timer *t)
+{
+	fired_order[fired_count++] = (int)(t - same_tick);
+}
+
+static void test_tick_in_arm_order(void **state)
+{
+	(void)state;
+	static const uint64_t ticks[] = {3, 100, 5000, 300000, 20000000, 1500000000};
+	for (size_t d = 0; d < sizeof(ticks) / sizeof(ticks[0]); d++) {
+		for (int jump = 0; jump < 2; jump++) {
+			assert_int_equal(tw_wheel_create(&wheel, NULL, 0), 0);
+			now = 123 * TICK + 456;
+			assert_int_equal(tw_advance(wheel, now), 0);
+			uint64_t expires = now + ticks[d] * TICK;
+			for (int i = 0; i < SAME_TICK; i++) {
+				tw_timer_init(&same_tick[i], record_order);
+				assert_int_equal(tw_add(wheel, &same_tick[i], expires), 0);
+			}
+			fired_count = 0;
+			/* by jumps of a prime number of ticks, through every cascade */
+			uint64_t due = test_round_up(expires, TICK);
+			uint64_t step = jump ? due : (ticks[d] / 7 + 1) * TICK + 13;
+			while (now < due) {
+				now = now + step < due ? now + step : due;
+				tw_advance(wheel, now);
+			}
+			assert_int_equal(fired_count, SAME_TICK);
+			int forward = fired_order[0] == 0;
+			for (int i = 0; i < SAME_TICK; i++)
+				assert_int_equal(fired_order[i], forward ? i : SAME_TICK - 1 - i);
+			tw_wheel_destroy(wheel);
+		}
+	}
+}
+
 /* tw_next_expiry() from a callback while other timers of the same advance
  * are still to run: they are due, so it says tw_now(), as it does between
  * advances when a timer is due. */
@@ -389,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_advance_from_callback_is_busy),
 		cmocka_unit_test(test_destroy_from_callback),
 		cmocka_unit_test(test_fire_in_tick_order),
+		cmocka_unit_test(test_tick_in_arm_order),
 		cmocka_unit_test(test_next_expiry_in_callback),
 		cmocka_unit_test(test_expires_in_callback),
 	};
