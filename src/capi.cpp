@@ -45,7 +45,7 @@ TW_API int tw_wheel_create(tw_wheel **out, const tw_config *cfg, uint64_t now)
 	int err = tw_wheel::create(&w, tick_ns, slot_bits, slack_ns, now);
 	if (err)
 		return err;
-	if (!tw::debug::wheel_created(w, w->id)) {
+	if (!tw::debug::wheel_created(w, w->owner_id())) {
 		w->destroy();
 		tw::release_if_unused(w);
 		return -ENOMEM;
@@ -299,7 +299,7 @@ TW_API int tw_timer_bucket(const tw_wheel *w, const tw_timer *t, unsigned *level
 	TW_LIVE(w);
 	if (t->tw__where == tw::where_idle)
 		return -ENOENT;
-	if (t->tw__owner != w->id)
+	if (!w->owns(t))
 		return -EINVAL;
 	if (t->tw__where == tw::where_due)
 		return 1;

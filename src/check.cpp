@@ -28,8 +28,8 @@ int check_timer(const tw_wheel *w, const tw_timer *t, tw_timer *const *pprev)
 {
 	if (t->tw__pprev != pprev)
 		return broken("links: timer %p: pprev does not point at its predecessor", (const void *)t);
-	if (t->tw__owner != w->id)
-		return broken("links: timer %p: owner %u, wheel %u", (const void *)t, t->tw__owner, w->id);
+	if (!w->owns(t))
+		return broken("links: timer %p: owner %u, wheel %u", (const void *)t, t->tw__owner, w->owner_id());
 	if (t->tw__magic != tw::timer_magic || !t->fn)
 		return broken("links: timer %p: not initialised", (const void *)t);
 	return 0;

@@ -57,7 +57,7 @@ inline void check_links(const tw_wheel *w, const tw_timer *t, const char *fn)
 {
 	if (t->tw__where == tw::where_idle)
 		return;
-	if (t->tw__owner != w->id) {
+	if (!w->owns(t)) {
 		tw::debug::warn(fn, "timer %p is armed on another wheel", (const void *)t);
 		return;
 	}
@@ -87,7 +87,7 @@ inline int add_checked(tw_wheel *w, tw_timer *t, uint64_t expires, const uint64_
 	if (!timer_usable(t, fn))
 		return -EINVAL;
 #if TW_DEBUG_CHECKS
-	if (t->tw__where != tw::where_idle && t->tw__owner != w->id)
+	if (t->tw__where != tw::where_idle && !w->owns(t))
 		TW_WARN_IN(fn, "timer %p is armed on another wheel", (const void *)t);
 #endif
 	return slack ? w->add(t, expires, w->geo.slack_ticks(*slack)) : w->add_default(t, expires);

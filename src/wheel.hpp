@@ -86,12 +86,18 @@ namespace tw {
 // the first cache line), and add_default()'s exact arms, which end with
 // the program's hold.
 //
-// A base with its fields the wheel's own, where the other parts are
-// members with theirs private: set or cleared through a member function,
-// the holder's bit of an advance that runs callbacks costs GCC a load, an
-// operation and a store each way, where the wheel's own field takes one
-// instruction on the byte.
-struct lifetime {
+// A base whose fields are protected, the wheel's alone, where the other
+// parts are members with theirs private: set or cleared through a member
+// function, the holder's bit of an advance that runs callbacks costs GCC a
+// load, an operation and a store each way, where the wheel's own field
+// takes one instruction on the byte. Outside the wheel, the id is read.
+class lifetime {
+public:
+	// Whether `t` is armed on this wheel (an idle timer's owner is 0, never an id).
+	TW_PART bool owns(const tw_timer *t) const { return t->tw__owner == id; }
+	TW_PART uint32_t owner_id() const { return id; }
+
+protected:
 	uint32_t id;           // stamped into armed timers, to refuse timers of other wheels
 	uint8_t holds;         // who holds the wheel: tw::held_by_program and the others
 	bool exact_arms;       // the default geometry, no default slack, not destroyed: add_default()

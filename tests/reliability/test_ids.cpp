@@ -40,7 +40,7 @@ static void make_held(held *h)
 // The new wheel must refuse the other wheel's timer and leave both sound.
 static void assert_strangers(tw_wheel *fresh, held *h)
 {
-	assert_int_not_equal(fresh->id, h->w->id);
+	assert_int_not_equal(fresh->owner_id(), h->w->owner_id());
 	assert_int_equal(tw_mod(fresh, &h->t, 7 * MS), -EINVAL);
 	assert_int_equal(tw_del(fresh, &h->t), -EINVAL);
 	unsigned level, slot;
@@ -58,11 +58,11 @@ static void counter_reaches_a_live_id(void **state)
 	(void)state;
 	held a;
 	make_held(&a);
-	tw::ids::set_last(a.w->id - 1);
+	tw::ids::set_last(a.w->owner_id() - 1);
 	tw_wheel *b;
 	assert_int_equal(tw_wheel_create(&b, nullptr, 0), 0);
 	assert_strangers(b, &a);
-	assert_int_equal(b->id, a.w->id + 1);
+	assert_int_equal(b->owner_id(), a.w->owner_id() + 1);
 	tw_wheel_destroy(b);
 	tw_wheel_destroy(a.w);
 }
@@ -76,14 +76,14 @@ static void counter_wraps(void **state)
 	held one, two;
 	make_held(&one);
 	make_held(&two);
-	assert_int_equal(one.w->id, 1);
-	assert_int_equal(two.w->id, 2);
+	assert_int_equal(one.w->owner_id(), 1);
+	assert_int_equal(two.w->owner_id(), 2);
 	tw::ids::set_last(UINT32_MAX - 1);
 	tw_wheel *top, *after;
 	assert_int_equal(tw_wheel_create(&top, nullptr, 0), 0);
-	assert_int_equal(top->id, UINT32_MAX);
+	assert_int_equal(top->owner_id(), UINT32_MAX);
 	assert_int_equal(tw_wheel_create(&after, nullptr, 0), 0);
-	assert_int_equal(after->id, 3);
+	assert_int_equal(after->owner_id(), 3);
 	assert_strangers(after, &one);
 	assert_strangers(after, &two);
 	assert_strangers(top, &one);
@@ -106,7 +106,7 @@ static void run_of_live_ids(void **state)
 	tw::ids::set_last(base);
 	tw_wheel *w;
 	assert_int_equal(tw_wheel_create(&w, nullptr, 0), 0);
-	assert_int_equal(w->id, base + N + 1);
+	assert_int_equal(w->owner_id(), base + N + 1);
 	for (int i = 0; i < N; i++)
 		assert_strangers(w, &h[i]);
 	tw_wheel_destroy(w);
@@ -114,7 +114,7 @@ static void run_of_live_ids(void **state)
 	tw_wheel_destroy(h[N / 2].w); // its id is free again
 	tw::ids::set_last(base);
 	assert_int_equal(tw_wheel_create(&w, nullptr, 0), 0);
-	assert_int_equal(w->id, base + N / 2 + 1);
+	assert_int_equal(w->owner_id(), base + N / 2 + 1);
 	tw_wheel_destroy(w);
 	for (int i = 0; i < N; i++)
 		if (i != N / 2)
@@ -138,10 +138,10 @@ static void held_by_hook_keeps_its_id(void **state)
 	assert_int_equal(tw_wheel_create(&gone, nullptr, 0), 0);
 	assert_int_equal(tw_set_notify(gone, hook, nullptr), 0);
 	tw_wheel_destroy(gone);
-	uint32_t id = gone->id;
+	uint32_t id = gone->owner_id();
 	tw::ids::set_last(id - 1);
 	assert_int_equal(tw_wheel_create(&w, nullptr, 0), 0);
-	assert_int_not_equal(w->id, id);
+	assert_int_not_equal(w->owner_id(), id);
 	assert_int_equal(tw_set_notify(gone, nullptr, nullptr), 0);
 	tw_wheel_destroy(w);
 }
