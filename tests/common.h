@@ -25,6 +25,16 @@ extern "C" {
 /* Every wheel test ends with this: the invariants must hold. */
 #define assert_wheel_sound(w) assert_int_equal(tw_check(w), 0)
 
+/* A notify hook that does nothing: installed, it holds a destroyed wheel's
+ * memory until it is removed (tw_set_notify(w, NULL, NULL)). */
+static inline int test_hold_hook(struct tw_wheel *w, uint64_t next, void *arg)
+{
+	(void)w;
+	(void)next;
+	(void)arg;
+	return 0;
+}
+
 #include "rand.h"
 
 /* The seed comes from TW_SEED when set, so a failure can be replayed. */

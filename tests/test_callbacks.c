@@ -309,7 +309,8 @@ static void test_tick_in_arm_order(void **state)
 				assert_int_equal(tw_add(wheel, &same_tick[i], expires), 0);
 			}
 			fired_count = 0;
-			/* by jumps of a prime number of ticks, through every cascade */
+			/* by seven steps or so, each a whole number of ticks and 13 ns, so
+			 * that the clock passes the cascades on the way; or in one jump */
 			uint64_t due = test_round_up(expires, TICK);
 			uint64_t step = jump ? due : (ticks[d] / 7 + 1) * TICK + 13;
 			while (now < due) {

@@ -20,7 +20,6 @@ static uint64_t rng = 0x2545f4914f6cdd1du;
 
 static uint64_t next_rand() { return test_rand(&rng); }
 
-
 static void check_bits(uint64_t x)
 {
 	unsigned top = 64, low = 64;
@@ -57,7 +56,7 @@ static void check_mul(uint64_t a, uint64_t b)
 		EXPECT(tw::div128by64(hi, a * b, a, &rem) == b && rem == 0, "%#" PRIx64 " * %#" PRIx64, a, b);
 		rem = 1;
 		EXPECT(tw::portable::div128by64(hi, a * b, a, &rem) == b && rem == 0, "%#" PRIx64 " * %#" PRIx64, a,
-		      b);
+		       b);
 	}
 	// A remainder too: (a * b + r) / a for r < a, if that does not carry.
 	if (a > 1 && a * b + (a - 1) > a * b) {
@@ -70,7 +69,7 @@ static void check_mul(uint64_t a, uint64_t b)
 	bool fits = tw::mul_add_fits(a, b, c, &sum);
 	EXPECT(fits == (hi == 0 && a * b + c >= c), "%#" PRIx64 " * %#" PRIx64 " + %#" PRIx64, a, b, c);
 	EXPECT(tw::portable::mul_add_fits(a, b, c, &psum) == fits && (!fits || (sum == a * b + c && psum == sum)),
-	      "%#" PRIx64 " * %#" PRIx64 " + %#" PRIx64, a, b, c);
+	       "%#" PRIx64 " * %#" PRIx64 " + %#" PRIx64, a, b, c);
 }
 
 // One thread's view of every atomic wrapper on an object of type T, with

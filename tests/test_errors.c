@@ -222,23 +222,16 @@ static void test_destroy_with_armed_timers(void **state)
 	tw_wheel_destroy(w);
 }
 
-static int told(struct tw_wheel *w, uint64_t next, void *arg)
-{
-	(void)w;
-	(void)next;
-	(void)arg;
-	return 0;
-}
-
 /* A destroyed wheel that a notify hook still holds: it holds no timer, is
  * sound, and refuses every arm and re-arm, of a new timer and of one it
- * held before, on the re-arm's fast path too. */
+ * held before. The timers it held are idle, so tw_mod's re-arm in place,
+ * which does not test for a destroyed wheel, never sees them. */
 static void test_destroyed_wheel_held_by_hook(void **state)
 {
 	(void)state;
 	struct tw_wheel *w;
 	assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
-	assert_int_equal(tw_set_notify(w, told, NULL), 0);
+	assert_int_equal(tw_set_notify(w, test_hold_hook, NULL), 0);
 	static struct tw_timer held[64], fresh;
 	for (int i = 0; i < 64; i++) {
 		tw_timer_init(&held[i], never);

@@ -211,14 +211,6 @@ static double seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int hold_hook(struct tw_wheel *w, uint64_t next, void *arg)
-{
-	(void)w;
-	(void)next;
-	(void)arg;
-	return 0;
-}
-
 static double run_seconds = 2;
 static int nproducers = 3;
 static uint64_t race_posts = 1000000;
@@ -333,7 +325,7 @@ static void test_requests_race(void **state)
 	assert_int_equal(tw_set_wake(wheel, on_wake, NULL), 0);
 	/* A hook holds the wheel's memory after tw_wheel_destroy(), so the
 	 * producers may race the destroy itself (the header's rule). */
-	assert_int_equal(tw_set_notify(wheel, hold_hook, NULL), 0);
+	assert_int_equal(tw_set_notify(wheel, test_hold_hook, NULL), 0);
 	__atomic_store_n(&owner_now, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&stop_posting, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&destroyed_phase, 0, __ATOMIC_RELAXED);

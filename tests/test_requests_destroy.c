@@ -35,14 +35,6 @@ static int post_rc;             /* atomic */
 static unsigned rounds = 5000;
 static unsigned seconds = 2;
 
-static int hold_hook(struct tw_wheel *w, uint64_t next, void *arg)
-{
-	(void)w;
-	(void)next;
-	(void)arg;
-	return 0;
-}
-
 /* The poster's delay: a short wait, sometimes none. */
 static void dawdle(unsigned n)
 {
@@ -130,7 +122,7 @@ static void test_post_racing_destroy_is_done(void **state)
 		struct tw_wheel *w;
 
 		assert_int_equal(tw_wheel_create(&w, NULL, 0), 0);
-		assert_int_equal(tw_set_notify(w, hold_hook, NULL), 0);
+		assert_int_equal(tw_set_notify(w, test_hold_hook, NULL), 0);
 		__atomic_store_n(&wheel, w, __ATOMIC_RELAXED);
 		__atomic_store_n(&round_go, n, __ATOMIC_RELEASE);
 		wait_for(&round_ready, n);

@@ -7,18 +7,9 @@
 // minutes (the soak suite's wheel_ids_wrap does it); here the id counter is
 // moved to the interesting places instead. Built against the release core
 // and against the debug-checks core.
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-extern "C" {
-#include <cmocka.h>
-}
-
 #include "../../src/ids.hpp"
 #include "../../src/wheel.hpp"
+#include "../common.h"
 
 #define MS 1000000ull
 
@@ -123,20 +114,12 @@ static void run_of_live_ids(void **state)
 
 // A destroyed wheel that a notify hook still holds keeps its id until the
 // hook lets go: its memory, and so its id, are still in use.
-static int hook(tw_wheel *w, uint64_t next, void *arg)
-{
-	(void)w;
-	(void)next;
-	(void)arg;
-	return 0;
-}
-
 static void held_by_hook_keeps_its_id(void **state)
 {
 	(void)state;
 	tw_wheel *gone, *w;
 	assert_int_equal(tw_wheel_create(&gone, nullptr, 0), 0);
-	assert_int_equal(tw_set_notify(gone, hook, nullptr), 0);
+	assert_int_equal(tw_set_notify(gone, test_hold_hook, nullptr), 0);
 	tw_wheel_destroy(gone);
 	uint32_t id = gone->owner_id();
 	tw::ids::set_last(id - 1);

@@ -205,7 +205,7 @@ static void test_two_wheels(void **state)
 	uv_sleep(40);
 	uv_run(uv_default_loop(), UV_RUN_ONCE);
 	assert_int_equal(nfired, N);
-	assert_true(wakeup_first == wakeup_last); /* one wake-up, both wheels */
+	assert_int_equal(wakeup_last, wakeup_first); /* one wake-up, both wheels */
 	assert_int_equal(inversions(), 0);
 	close_items(N);
 }
