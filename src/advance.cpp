@@ -125,7 +125,7 @@ tw_timer *tw_wheel::sort_early(tw_timer *chain)
 	tw_timer *all = nullptr;
 	for (unsigned i = 0; i < tw::lanes; i++)
 		if (lane[i])
-			all = tw::merge_by_expiry(all, tw::sort_by_expiry(lane[i]));
+			all = tw::merge(all, tw::sort(lane[i], tw::by_expiry()), tw::by_expiry());
 	return all;
 }
 

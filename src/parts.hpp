@@ -149,13 +149,13 @@ class due_queue {
 public:
 	void init()
 	{
-		due_.init();
+		tail_init(due_);
 		ready_ = nullptr;
 	}
-	TW_PART void append(tw_timer *t) { due_.append(t); }
+	TW_PART void append(tw_timer *t) { tail_append(due_, t); }
 	// A timer that had no successor left the due list or `ready`: only the
 	// due list's last moves its tail.
-	TW_PART void unlinked_last(const tw_timer *t) { due_.unlinked_last(t); }
+	TW_PART void unlinked_last(const tw_timer *t) { tail_unlinked_last(due_, t); }
 	// Timers wait for the next advance.
 	TW_PART bool waiting() const { return due_.first; }
 	// Timers wait, or this advance's callbacks have yet to run.
@@ -168,9 +168,9 @@ public:
 	{
 		if (n == all) {
 			ready_ = due_.first;
-			due_.init();
+			tail_init(due_);
 		} else {
-			ready_ = due_.take_front(n);
+			ready_ = tail_take_front(due_, n);
 		}
 		if (ready_)
 			ready_->tw__pprev = &ready_;
@@ -184,7 +184,7 @@ public:
 	tw_timer *const *ready_head() const { return &ready_; }
 
 private:
-	tail_list due_;   // timers whose time has come, in the order they came due
+	tail_list<tw_timer> due_; // timers whose time has come, in the order they came due
 	tw_timer *ready_; // while running: the due list detached, its callbacks not yet run
 };
 

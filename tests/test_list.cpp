@@ -2,7 +2,7 @@
 //
 // The intrusive lists' sort (src/list.hpp) without a wheel: random chains
 // made of runs in order, runs against it, equal expiries and noise, as a
-// slot's lanes hand them over, each sorted by sort_by_expiry() and
+// slot's lanes hand them over, each sorted by sort() in order of expiry and
 // checked against a stable sort of the same timers.
 #include <algorithm>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static void check_sort(unsigned rounds)
 	tw_timer *order[max];
 	for (unsigned r = 0; r < rounds; r++) {
 		size_t n = test_rand(&rng) % max;
-		tw_timer *list = tw::sort_by_expiry(make_chain(n, order));
+		tw_timer *list = tw::sort(make_chain(n, order), tw::by_expiry());
 		std::stable_sort(order, order + n, [](const tw_timer *a, const tw_timer *b) { return a->expires < b->expires; });
 		size_t k = 0;
 		for (tw_timer *t = list; t && k <= n; t = t->tw__next, k++)
