@@ -20,6 +20,10 @@
 #include "timerwheel/uv.h"
 #include "timerwheel/uv_timer.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum {
 	TW__UV_CLOSING = 1u,     /* tw_uv_close() was called */
 	TW__UV_FOREVER = 2u,     /* armed for the end of time (see tw__uv_arm_forever) */
@@ -106,24 +110,18 @@ void tw__uv_closer_start(struct tw_uv *h);
  * until then: the layer has callbacks left that a budget put off. */
 void tw__uv_wake_soon(struct tw_uv *h);
 
-/* Off the layer's ready or idle list, whichever it is on (both link
- * through tw__next and tw__pprev). */
-static inline void tw__uv_unlink(struct tw_uv_timer *t)
-{
-	*t->tw__pprev = t->tw__next;
-	if (t->tw__next)
-		t->tw__next->tw__pprev = t->tw__pprev;
-}
-
 /*
- * uv_timer_order.c: the layer's ready list, the timers that fired and wait
- * for their callbacks, run in libuv's order: by due ms, then start id.
- * The wheel hands a wake-up's timers over tick by tick, and a tick's in
- * the order they were armed or in the reverse (each placement of a tick's
- * timers reverses them): a timer that does not come before the last goes
- * last, one that comes before the last run's first timer (and not before
- * the timer ahead of it) goes first in that run, and only another lets
- * order() sort, stable and without allocation, in O(k log k) at worst.
+ * uv_timer_lists.cpp: the layer's lists, on the library's own (list.hpp),
+ * linked through tw__next and tw__pprev: a timer is on one at a time.
+ *
+ * The ready list: the timers that fired and wait for their callbacks, run
+ * in libuv's order: by due ms, then start id. The wheel hands a wake-up's
+ * timers over tick by tick, and a tick's in the order they were armed or
+ * in the reverse (each placement of a tick's timers reverses them): a
+ * timer that does not come before the last goes last, one that comes
+ * before the last run's first timer (and not before the timer ahead of it)
+ * goes first in that run, and only another lets order() sort, stable and
+ * without allocation, in O(k log k) at worst.
  */
 struct tw__uv_ready {
 	struct tw_uv_timer *first;
@@ -137,6 +135,10 @@ void tw__uv_ready_add(struct tw__uv_ready *r, struct tw_uv_timer *t);
 void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t);
 void tw__uv_ready_order(struct tw__uv_ready *r);
 
+/* The idle and closing lists: first in at @head; off whichever it is on. */
+void tw__uv_list_push(struct tw_uv_timer **head, struct tw_uv_timer *t);
+void tw__uv_list_del(struct tw_uv_timer *t);
+
 /* uv_timer.c: tw_uv_timer_close() with libuv's close callback, which is
  * given the timer as a uv_handle_t, for <timerwheel/uv_port.h>. */
 void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb);
@@ -149,5 +151,9 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 /* uv.c: whether @hd is one of a backend's own handles, which uv_walk()
  * through <timerwheel/uv_port.h> does not show. */
 int tw__uv_is_own_handle(const uv_handle_t *hd);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TIMERWHEEL_UV_INT_H */

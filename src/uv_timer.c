@@ -10,7 +10,7 @@
  *
  * - Order. libuv runs the timers due in one turn by (due ms, start id).
  *   The layer's callback only queues a fired timer on the ready list
- *   (uv_timer_order.c), which keeps that order as the wheel hands timers
+ *   (uv_timer_lists.cpp), which keeps that order as the wheel hands timers
  *   over, or sorts; after the advance the backend calls the layer back,
  *   which runs it as libuv's own ready queue is run. A wake budget is
  *   spent on that list.
@@ -84,11 +84,7 @@ static void park(struct tw_uv_timer *t)
 
 	if ((t->tw__flags & (TW__UVT_IDLE | TW__UVT_CLOSING)) || !st->loop_wheel)
 		return;
-	t->tw__next = st->idle;
-	if (st->idle)
-		st->idle->tw__pprev = &t->tw__next;
-	t->tw__pprev = &st->idle;
-	st->idle = t;
+	tw__uv_list_push(&st->idle, t);
 	t->tw__flags |= TW__UVT_IDLE;
 }
 
@@ -96,7 +92,7 @@ static void unpark(struct tw_uv_timer *t)
 {
 	if (!(t->tw__flags & TW__UVT_IDLE))
 		return;
-	tw__uv_unlink(t);
+	tw__uv_list_del(t);
 	t->tw__flags &= ~(unsigned)TW__UVT_IDLE;
 }
 
@@ -474,8 +470,7 @@ static void close_timer(struct tw_uv_timer *t, unsigned uv_cb)
 	disarm(t);
 	unpark(t);
 	/* Last in, first called, as libuv runs its closing handles. */
-	t->tw__next = state_of(h)->closing;
-	state_of(h)->closing = t;
+	tw__uv_list_push(&state_of(h)->closing, t);
 	tw__uv_closer_start(h);
 	if (--state_of(h)->timers == 0 && state_of(h)->loop_wheel)
 		loop_wheel_release(h);
