@@ -29,6 +29,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
+/* C11's atomics and thread-local storage, for the loop wheel's lookup
+ * (loop_wheel_of()); without them every init takes the lock. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__) && !defined(_MSC_VER)
+#include <stdatomic.h>
+#define TW__UV_LOOKUP_CACHE 1
+#endif
+
 #include "uv_int.h"
 
 enum {
@@ -237,6 +244,25 @@ static uv_once_t loops_once = UV_ONCE_INIT;
 static uv_mutex_t loops_lock;
 static struct loop_wheel *loops; /* under loops_lock */
 
+/*
+ * A thread's last lookup, so that the next init on the same loop, the
+ * common case by far, takes neither the lock nor the list: good while no
+ * loop's wheel has been released since (loops_released, bumped under the
+ * lock by each release). A wheel is released on its loop's thread, so a
+ * lookup that raced with its own wheel's release would be two threads on
+ * one loop at once; a release the program has synchronised with (a loop
+ * handed to another thread and back) is seen, and the lookup is made
+ * afresh.
+ */
+#ifdef TW__UV_LOOKUP_CACHE
+static atomic_ulong loops_released;
+static _Thread_local struct {
+	uv_loop_t *loop;
+	struct loop_wheel *lw;
+	unsigned long released;
+} last_lookup;
+#endif
+
 static void loops_init(void)
 {
 	if (uv_mutex_init(&loops_lock) != 0)
@@ -258,6 +284,9 @@ static void loop_wheel_release(struct tw_uv *h)
 	for (p = &loops; *p != lw; p = &(*p)->next)
 		;
 	*p = lw->next;
+#ifdef TW__UV_LOOKUP_CACHE
+	atomic_fetch_add_explicit(&loops_released, 1, memory_order_relaxed);
+#endif
 	uv_mutex_unlock(&loops_lock);
 	tw_uv_close(h, loop_wheel_closed);
 }
@@ -303,6 +332,39 @@ static void setup(struct tw_uv *uv, struct tw_uv_timer *t)
 	state_of(uv)->timers++;
 }
 
+/* The wheel of @loop, created with its first timer; NULL and *@r set if
+ * that fails. */
+static struct loop_wheel *loop_wheel_of(uv_loop_t *loop, int *r)
+{
+	struct loop_wheel *lw;
+
+#ifdef TW__UV_LOOKUP_CACHE
+	if (last_lookup.loop == loop &&
+	    last_lookup.released == atomic_load_explicit(&loops_released, memory_order_relaxed))
+		return last_lookup.lw;
+#endif
+	uv_once(&loops_once, loops_init);
+	uv_mutex_lock(&loops_lock);
+	for (lw = loops; lw && tw__uv_loop(&lw->uv) != loop; lw = lw->next)
+		;
+	if (!lw) {
+		lw = loop_wheel_new(loop, r);
+		if (lw) {
+			lw->next = loops;
+			loops = lw;
+		}
+	}
+#ifdef TW__UV_LOOKUP_CACHE
+	if (lw) {
+		last_lookup.loop = loop;
+		last_lookup.lw = lw;
+		last_lookup.released = atomic_load_explicit(&loops_released, memory_order_relaxed);
+	}
+#endif
+	uv_mutex_unlock(&loops_lock);
+	return lw;
+}
+
 int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 {
 	struct loop_wheel *lw;
@@ -310,19 +372,8 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 
 	if (!loop || !t)
 		return UV_EINVAL;
-	uv_once(&loops_once, loops_init);
-	uv_mutex_lock(&loops_lock);
-	for (lw = loops; lw && tw__uv_loop(&lw->uv) != loop; lw = lw->next)
-		;
-	if (!lw) {
-		lw = loop_wheel_new(loop, &r);
-		if (lw) {
-			lw->next = loops;
-			loops = lw;
-		}
-	}
-	uv_mutex_unlock(&loops_lock);
-	if (r < 0)
+	lw = loop_wheel_of(loop, &r);
+	if (!lw)
 		return tw__uv_error(r);
 	/* The loop's wheel has its weak wheel and the layer's state. */
 	setup(&lw->uv, t);

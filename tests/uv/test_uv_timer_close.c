@@ -4,8 +4,9 @@
  * judged against a native uv_timer_t doing the same on the same loop: the
  * close callbacks come in the same uv_run() call, and the loop lives as
  * long. Also the loop's wheel itself: created by the first timer of a loop,
- * gone with its last close (uv_loop_close() succeeds), one per loop with
- * loops in several threads at once.
+ * gone with its last close (uv_loop_close() succeeds), made anew after a
+ * loop was handed to another thread and back, one per loop with loops in
+ * several threads at once.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -280,6 +281,47 @@ static void test_loop_wheel_again(void **state)
 	assert_int_equal(uv_loop_close(&other), 0);
 }
 
+/* A loop handed to another thread, which closes its last timer there (the
+ * loop's wheel goes), and back: the next init makes a new wheel, though
+ * this thread's last init was on the same loop (under ASan or valgrind, a
+ * use of the old wheel is an error). */
+static tw_uv_timer_t handed;
+
+static void *close_elsewhere(void *arg)
+{
+	(void)arg;
+	tw_uv_timer_close(&handed, NULL);
+	return (void *)(intptr_t)uv_run(&loop, UV_RUN_DEFAULT);
+}
+
+static void count_fired(tw_uv_timer_t *t)
+{
+	(*(int *)t->data)++;
+}
+
+static void test_loop_handed_over(void **state)
+{
+	pthread_t th;
+	void *rc;
+	int fired = 0;
+
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(tw_uv_timer_init(&loop, &handed), 0);
+		assert_int_equal(pthread_create(&th, NULL, close_elsewhere, NULL), 0);
+		pthread_join(th, &rc);
+		assert_int_equal((intptr_t)rc, 0);
+		assert_int_equal(tw_uv_timer_init(&loop, &layer), 0);
+		assert_ptr_equal(tw_uv_loop(layer.tw__uv), &loop); /* the test peeks */
+		layer.data = &fired;
+		assert_int_equal(tw_uv_timer_start(&layer, count_fired, 0, 0), 0);
+		assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+		assert_int_equal(fired, round + 1);
+		tw_uv_timer_close(&layer, NULL);
+		assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	}
+}
+
 /* Loops in four threads at once, each with timers of its own. */
 struct thread_loop {
 	pthread_t th;
@@ -426,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_free_in_close_cb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unref_stats_timer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loop_wheel_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loop_handed_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loops_in_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_wheel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mixed_close_order, setup, teardown),
