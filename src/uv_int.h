@@ -139,6 +139,19 @@ void tw__uv_ready_order(struct tw__uv_ready *r);
 void tw__uv_list_push(struct tw_uv_timer **head, struct tw_uv_timer *t);
 void tw__uv_list_del(struct tw_uv_timer *t);
 
+/* uv_timer_loops.c: the loops with a wheel of the layer's (uv_timer.c), a
+ * process-wide list: found by the loop (NULL if it has none), added once
+ * made, removed when the loop's last timer is closed. Any thread, for its
+ * own loops. */
+struct tw__uv_loop_entry {
+	uv_loop_t *loop;
+	struct tw__uv_loop_entry *next;
+};
+
+struct tw__uv_loop_entry *tw__uv_loops_find(uv_loop_t *loop);
+void tw__uv_loops_add(struct tw__uv_loop_entry *e);
+void tw__uv_loops_remove(struct tw__uv_loop_entry *e);
+
 /* uv_timer.c: tw_uv_timer_close() with libuv's close callback, which is
  * given the timer as a uv_handle_t, for <timerwheel/uv_port.h>. */
 void tw__uv_timer_close_uv(struct tw_uv_timer *t, uv_close_cb cb);

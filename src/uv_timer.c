@@ -19,22 +19,14 @@
  * - Liveness. An unreferenced timer lives on the backend's weak wheel,
  *   which shares its uv timer but never holds the loop; ref and unref move
  *   an armed timer across, keeping its deadline and its start id.
- * - The loop's wheel. tw_uv_timer_init() finds the backend of its loop in
- *   a process-wide list, or creates it, and the last timer's close lets it
- *   go: libuv keeps timers in the loop, which has no room for ours. Its
- *   stopped timers wait on the idle list, for uv_walk().
+ * - The loop's wheel. tw_uv_timer_init() finds the backend of its loop
+ *   (uv_timer_loops.c), or creates it, and the last timer's close lets it
+ *   go. Its stopped timers wait on the idle list, for uv_walk().
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
 
 #include <errno.h>
 #include <stdlib.h>
-
-/* C11's atomics and thread-local storage, for the loop wheel's lookup
- * (loop_wheel_of()); without them every init takes the lock. */
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__) && !defined(_MSC_VER)
-#include <stdatomic.h>
-#define TW__UV_LOOKUP_CACHE 1
-#endif
 
 #include "uv_int.h"
 
@@ -80,7 +72,7 @@ static struct layer_state *state_of(const struct tw_uv *h)
 struct loop_wheel {
 	struct tw_uv uv;
 	struct layer_state state;
-	struct loop_wheel *next;
+	struct tw__uv_loop_entry entry; /* in the list of loops (uv_timer_loops.c) */
 };
 
 /* Only a timer of the loop's wheel, whose memory is the layer's until
@@ -240,35 +232,6 @@ static void state_init(struct layer_state *st)
 
 /* --- the loop's own wheel --- */
 
-static uv_once_t loops_once = UV_ONCE_INIT;
-static uv_mutex_t loops_lock;
-static struct loop_wheel *loops; /* under loops_lock */
-
-/*
- * A thread's last lookup, so that the next init on the same loop, the
- * common case by far, takes neither the lock nor the list: good while no
- * loop's wheel has been released since (loops_released, bumped under the
- * lock by each release). A wheel is released on its loop's thread, so a
- * lookup that raced with its own wheel's release would be two threads on
- * one loop at once; a release the program has synchronised with (a loop
- * handed to another thread and back) is seen, and the lookup is made
- * afresh.
- */
-#ifdef TW__UV_LOOKUP_CACHE
-static atomic_ulong loops_released;
-static _Thread_local struct {
-	uv_loop_t *loop;
-	struct loop_wheel *lw;
-	unsigned long released;
-} last_lookup;
-#endif
-
-static void loops_init(void)
-{
-	if (uv_mutex_init(&loops_lock) != 0)
-		abort();
-}
-
 static void loop_wheel_closed(struct tw_uv *h)
 {
 	free(tw_container_of(h, struct loop_wheel, uv));
@@ -278,16 +241,9 @@ static void loop_wheel_closed(struct tw_uv *h)
  * timer initialised from here on gets a new one; freed when closed. */
 static void loop_wheel_release(struct tw_uv *h)
 {
-	struct loop_wheel *lw = tw_container_of(h, struct loop_wheel, uv), **p;
+	struct loop_wheel *lw = tw_container_of(h, struct loop_wheel, uv);
 
-	uv_mutex_lock(&loops_lock);
-	for (p = &loops; *p != lw; p = &(*p)->next)
-		;
-	*p = lw->next;
-#ifdef TW__UV_LOOKUP_CACHE
-	atomic_fetch_add_explicit(&loops_released, 1, memory_order_relaxed);
-#endif
-	uv_mutex_unlock(&loops_lock);
+	tw__uv_loops_remove(&lw->entry);
 	tw_uv_close(h, loop_wheel_closed);
 }
 
@@ -336,32 +292,16 @@ static void setup(struct tw_uv *uv, struct tw_uv_timer *t)
  * that fails. */
 static struct loop_wheel *loop_wheel_of(uv_loop_t *loop, int *r)
 {
+	struct tw__uv_loop_entry *e = tw__uv_loops_find(loop);
 	struct loop_wheel *lw;
 
-#ifdef TW__UV_LOOKUP_CACHE
-	if (last_lookup.loop == loop &&
-	    last_lookup.released == atomic_load_explicit(&loops_released, memory_order_relaxed))
-		return last_lookup.lw;
-#endif
-	uv_once(&loops_once, loops_init);
-	uv_mutex_lock(&loops_lock);
-	for (lw = loops; lw && tw__uv_loop(&lw->uv) != loop; lw = lw->next)
-		;
-	if (!lw) {
-		lw = loop_wheel_new(loop, r);
-		if (lw) {
-			lw->next = loops;
-			loops = lw;
-		}
-	}
-#ifdef TW__UV_LOOKUP_CACHE
+	if (e)
+		return tw_container_of(e, struct loop_wheel, entry);
+	lw = loop_wheel_new(loop, r);
 	if (lw) {
-		last_lookup.loop = loop;
-		last_lookup.lw = lw;
-		last_lookup.released = atomic_load_explicit(&loops_released, memory_order_relaxed);
+		lw->entry.loop = loop;
+		tw__uv_loops_add(&lw->entry);
 	}
-#endif
-	uv_mutex_unlock(&loops_lock);
 	return lw;
 }
 
@@ -583,18 +523,16 @@ static int walk_one(struct tw_timer *tt, uint64_t expires, void *arg)
 int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *arg), void *arg)
 {
 	struct walk wk = { NULL, 0, 0 };
+	struct tw__uv_loop_entry *e;
 	struct loop_wheel *lw;
 	struct tw_uv_timer *t;
 	int r = 0;
 	size_t i;
 
-	uv_once(&loops_once, loops_init);
-	uv_mutex_lock(&loops_lock);
-	for (lw = loops; lw && tw__uv_loop(&lw->uv) != loop; lw = lw->next)
-		;
-	uv_mutex_unlock(&loops_lock);
-	if (!lw)
+	e = tw__uv_loops_find(loop);
+	if (!e)
 		return 0;
+	lw = tw_container_of(e, struct loop_wheel, entry);
 	/* Every timer of the loop's wheel is armed on one of its two wheels,
 	 * stopped on the idle list, on the ready list (fired, its callback to
 	 * come) or, closing, on the closing list until its callback: all
