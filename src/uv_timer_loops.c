@@ -29,8 +29,17 @@ static uv_mutex_t loops_lock;
 static struct tw__uv_loop_entry *loops; /* under loops_lock */
 
 #ifdef TW__UV_LOOKUP_CACHE
+/* In a shared library a thread-local variable is found through a call
+ * (__tls_get_addr) unless it is in the static TLS block, which ELF
+ * loaders keep room in for libraries loaded later too (dlopen()). */
+#if defined(__ELF__) && defined(__GNUC__)
+#define TW__UV_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define TW__UV_TLS_MODEL
+#endif
+
 static atomic_ulong removals;
-static _Thread_local struct {
+static _Thread_local TW__UV_TLS_MODEL struct {
 	uv_loop_t *loop;
 	struct tw__uv_loop_entry *e;
 	unsigned long removals;
