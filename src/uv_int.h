@@ -135,16 +135,16 @@ void tw__uv_ready_add(struct tw__uv_ready *r, struct tw_uv_timer *t);
 void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t);
 void tw__uv_ready_order(struct tw__uv_ready *r);
 
-/* The idle and closing lists: first in at @head; off whichever it is on. */
+/* The idle and closing lists, where the newest comes first: libuv walks
+ * and calls back its closing handles newest first. */
 void tw__uv_list_push(struct tw_uv_timer **head, struct tw_uv_timer *t);
 void tw__uv_list_del(struct tw_uv_timer *t);
 
-/* uv_timer_loops.c: the loops with a wheel of the layer's (uv_timer.c), a
- * process-wide list: found by the loop (NULL if it has none), added once
- * made, removed when the loop's last timer is closed. Any thread, for its
- * own loops. */
+/* uv_timer_loops.c: the loops' own wheels (uv_timer.c), a process-wide
+ * list: found by the loop (NULL if it has none), added once made, removed
+ * when the loop's last timer is closed. Any thread, for its own loops. */
 struct tw__uv_loop_entry {
-	uv_loop_t *loop;
+	struct tw_uv uv;
 	struct tw__uv_loop_entry *next;
 };
 

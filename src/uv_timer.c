@@ -70,9 +70,8 @@ static struct layer_state *state_of(const struct tw_uv *h)
  * list.
  */
 struct loop_wheel {
-	struct tw_uv uv;
+	struct tw__uv_loop_entry entry; /* the backend, in the list of loops (uv_timer_loops.c) */
 	struct layer_state state;
-	struct tw__uv_loop_entry entry; /* in the list of loops (uv_timer_loops.c) */
 };
 
 /* Only a timer of the loop's wheel, whose memory is the layer's until
@@ -234,14 +233,14 @@ static void state_init(struct layer_state *st)
 
 static void loop_wheel_closed(struct tw_uv *h)
 {
-	free(tw_container_of(h, struct loop_wheel, uv));
+	free(tw_container_of(h, struct loop_wheel, entry.uv));
 }
 
 /* The last timer of the loop's wheel was closed: unlisted at once, so a
  * timer initialised from here on gets a new one; freed when closed. */
 static void loop_wheel_release(struct tw_uv *h)
 {
-	struct loop_wheel *lw = tw_container_of(h, struct loop_wheel, uv);
+	struct loop_wheel *lw = tw_container_of(h, struct loop_wheel, entry.uv);
 
 	tw__uv_loops_remove(&lw->entry);
 	tw_uv_close(h, loop_wheel_closed);
@@ -256,7 +255,7 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 
 	*r = lw ? tw__uv_weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
 	if (*r == 0)
-		*r = tw_uv_init(loop, &lw->uv, NULL, 0);
+		*r = tw_uv_init(loop, &lw->entry.uv, NULL, 0);
 	if (*r < 0) {
 		if (weak)
 			tw_wheel_destroy(weak);
@@ -265,11 +264,11 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 	}
 	/* The weak wheel was created first: brought to the backend's now,
 	 * so that a timer moved across keeps being due as it was. */
-	(void)tw_advance(weak, tw_now(tw__uv_wheel(&lw->uv)));
-	tw__uv_weak_adopt(&lw->uv, weak);
+	(void)tw_advance(weak, tw_now(tw__uv_wheel(&lw->entry.uv)));
+	tw__uv_weak_adopt(&lw->entry.uv, weak);
 	state_init(&lw->state);
 	lw->state.loop_wheel = 1;
-	tw__uv_set_layer(&lw->uv, &layer, &lw->state);
+	tw__uv_set_layer(&lw->entry.uv, &layer, &lw->state);
 	return lw;
 }
 
@@ -298,10 +297,8 @@ static struct loop_wheel *loop_wheel_of(uv_loop_t *loop, int *r)
 	if (e)
 		return tw_container_of(e, struct loop_wheel, entry);
 	lw = loop_wheel_new(loop, r);
-	if (lw) {
-		lw->entry.loop = loop;
+	if (lw)
 		tw__uv_loops_add(&lw->entry);
-	}
 	return lw;
 }
 
@@ -316,7 +313,7 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 	if (!lw)
 		return tw__uv_error(r);
 	/* The loop's wheel has its weak wheel and the layer's state. */
-	setup(&lw->uv, t);
+	setup(&lw->entry.uv, t);
 	park(t);
 	return 0;
 }
@@ -538,9 +535,9 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 	 * come) or, closing, on the closing list until its callback: all
 	 * collected first, as libuv's walk takes its queue, so @fn may close
 	 * any. */
-	r = tw_walk(tw__uv_wheel(&lw->uv), walk_one, &wk);
+	r = tw_walk(tw__uv_wheel(&lw->entry.uv), walk_one, &wk);
 	if (r == 0)
-		r = tw_walk(lw->uv.tw__weak, walk_one, &wk);
+		r = tw_walk(lw->entry.uv.tw__weak, walk_one, &wk);
 	for (t = lw->state.idle; t && r == 0; t = t->tw__next)
 		r = walk_collect(&wk, t);
 	for (t = lw->state.ready.first; t && r == 0; t = t->tw__next)

@@ -2,16 +2,19 @@
 /*
  * Which wheel is a loop's, for tw_uv_timer_init(loop, ...): libuv keeps
  * timers in the loop, which has no room for ours, so the layer keeps the
- * loops that have a wheel of its own in a process-wide list under a lock.
+ * loops' wheels in a process-wide list under a lock.
  *
- * Each thread remembers its last lookup, so that the next init on the same
- * loop, the common case by far, takes neither the lock nor the list: good
- * while no loop's entry has been removed since (removals, bumped under
- * the lock by each). An entry is removed on its loop's thread, so a lookup
- * that raced with its own entry's removal would be two threads on one loop
- * at once; a removal the program has synchronised with (a loop handed to
- * another thread and back) is seen, and the lookup is made afresh. Where
- * C11's atomics or thread-local storage are missing, every lookup locks.
+ * The last lookup is remembered, so that the next init on the same loop,
+ * the common case by far, takes neither the lock nor the list. It is
+ * written under the lock and read without it, as a sequence lock is: a
+ * reader takes it only if the sequence was even and unchanged around its
+ * reads. An entry is removed (and forgotten, if it is the remembered one)
+ * on its loop's thread, so a lookup racing with its own loop's removal
+ * would be two threads on one loop at once; a removal the program has
+ * synchronised with (a loop handed to another thread and back, a loop
+ * freed and another made at its address) is seen. Threads that init on
+ * different loops take turns at being remembered, and lock as before.
+ * Where C11's atomics are missing, every lookup locks.
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
 
@@ -29,28 +32,32 @@ static uv_mutex_t loops_lock;
 static struct tw__uv_loop_entry *loops; /* under loops_lock */
 
 #ifdef TW__UV_LOOKUP_CACHE
-/* In a shared library a thread-local variable is found through a call
- * (__tls_get_addr) unless it is in the static TLS block, which ELF
- * loaders keep room in for libraries loaded later too (dlopen()). */
-#if defined(__ELF__) && defined(__GNUC__)
-#define TW__UV_TLS_MODEL __attribute__((tls_model("initial-exec")))
-#else
-#define TW__UV_TLS_MODEL
-#endif
-
-static atomic_ulong removals;
-static _Thread_local TW__UV_TLS_MODEL struct {
-	uv_loop_t *loop;
-	struct tw__uv_loop_entry *e;
-	unsigned long removals;
-} last;
+static atomic_uint seq; /* odd while the remembered lookup changes */
+static _Atomic(uv_loop_t *) last_loop;
+static _Atomic(struct tw__uv_loop_entry *) last_entry;
 
 /* Under loops_lock. */
 static void remember(uv_loop_t *loop, struct tw__uv_loop_entry *e)
 {
-	last.loop = loop;
-	last.e = e;
-	last.removals = atomic_load_explicit(&removals, memory_order_relaxed);
+	unsigned s = atomic_load_explicit(&seq, memory_order_relaxed);
+
+	atomic_store_explicit(&seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&last_loop, loop, memory_order_relaxed);
+	atomic_store_explicit(&last_entry, e, memory_order_relaxed);
+	atomic_store_explicit(&seq, s + 2, memory_order_release);
+}
+
+static struct tw__uv_loop_entry *remembered(uv_loop_t *loop)
+{
+	unsigned s = atomic_load_explicit(&seq, memory_order_acquire);
+	uv_loop_t *l = atomic_load_explicit(&last_loop, memory_order_relaxed);
+	struct tw__uv_loop_entry *e = atomic_load_explicit(&last_entry, memory_order_relaxed);
+
+	atomic_thread_fence(memory_order_acquire);
+	if ((s & 1) || l != loop || atomic_load_explicit(&seq, memory_order_relaxed) != s)
+		return NULL;
+	return e;
 }
 #endif
 
@@ -65,12 +72,13 @@ struct tw__uv_loop_entry *tw__uv_loops_find(uv_loop_t *loop)
 	struct tw__uv_loop_entry *e;
 
 #ifdef TW__UV_LOOKUP_CACHE
-	if (last.loop == loop && last.removals == atomic_load_explicit(&removals, memory_order_relaxed))
-		return last.e;
+	e = remembered(loop);
+	if (e)
+		return e;
 #endif
 	uv_once(&loops_once, loops_init);
 	uv_mutex_lock(&loops_lock);
-	for (e = loops; e && e->loop != loop; e = e->next)
+	for (e = loops; e && tw__uv_loop(&e->uv) != loop; e = e->next)
 		;
 #ifdef TW__UV_LOOKUP_CACHE
 	if (e)
@@ -87,7 +95,7 @@ void tw__uv_loops_add(struct tw__uv_loop_entry *e)
 	e->next = loops;
 	loops = e;
 #ifdef TW__UV_LOOKUP_CACHE
-	remember(e->loop, e);
+	remember(tw__uv_loop(&e->uv), e);
 #endif
 	uv_mutex_unlock(&loops_lock);
 }
@@ -101,7 +109,8 @@ void tw__uv_loops_remove(struct tw__uv_loop_entry *e)
 		;
 	*p = e->next;
 #ifdef TW__UV_LOOKUP_CACHE
-	atomic_fetch_add_explicit(&removals, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&last_entry, memory_order_relaxed) == e)
+		remember(NULL, NULL);
 #endif
 	uv_mutex_unlock(&loops_lock);
 }
