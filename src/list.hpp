@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+//
 // Intrusive lists threaded through a node's tw__next and tw__pprev: struct
 // tw_timer's in the core, and the uv_timer_t layer's struct tw_uv_timer,
 // whose lists are these same templates (one list and one sort for the
@@ -177,6 +179,18 @@ template <class L, class T> inline void tail_unlinked_last(L &l, const T *t)
 {
 	if (l.tail == &t->tw__next)
 		l.tail = t->tw__pprev;
+}
+
+// A chain linked through tw__next alone (a sort's result) as l, its
+// back links and tail made again.
+template <class L> inline void tail_relink(L &l, decltype(l.first) chain)
+{
+	l.first = chain;
+	l.tail = &l.first;
+	for (auto t = chain; t; t = t->tw__next) {
+		t->tw__pprev = l.tail;
+		l.tail = &t->tw__next;
+	}
 }
 
 template <class L, class T> inline void tail_remove(L &l, T *t)

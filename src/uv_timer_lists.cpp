@@ -84,19 +84,13 @@ void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t)
 	r->run = nullptr; // its link may have gone with t
 }
 
-// In libuv's order, its back links made again.
 void tw__uv_ready_order(struct tw__uv_ready *r)
 {
 	if (!r->unordered)
 		return;
 	r->unordered = 0;
 	r->run = nullptr;
-	r->first = tw::sort(r->first, before);
-	r->tail = &r->first;
-	for (tw_uv_timer *t = r->first; t; t = t->tw__next) {
-		t->tw__pprev = r->tail;
-		r->tail = &t->tw__next;
-	}
+	tw::tail_relink(*r, tw::sort(r->first, before));
 	assert(in_order(r->first));
 }
 

@@ -159,8 +159,8 @@ struct tw_uv_timer {
 	} tw__cb;
 	uint64_t tw__repeat;            /* ms */
 	uint64_t tw__start_id;          /* orders timers due in the same ms */
-	struct tw_uv_timer *tw__next;   /* on the ready or the closing list */
-	struct tw_uv_timer **tw__pprev; /* ... the ready list */
+	struct tw_uv_timer *tw__next;   /* on the ready, idle or closing list */
+	struct tw_uv_timer **tw__pprev; /* ... */
 };
 
 #define TW__UV_AS_HANDLE(f) (offsetof(struct tw_uv_timer, f) == offsetof(uv_handle_t, f))
