@@ -117,7 +117,10 @@ TW_HOT_INLINE void tw_wheel::unlink(tw_timer *t)
 	TW_ASSERT(counts.count() > 0, "count");
 	// Every list is an hlist, the due list too: a timer with a successor
 	// leaves any of them the same way, and only the last one of a list
-	// asks which list it was on.
+	// asks which list it was on. An idle timer's links are left stale, and
+	// the wheel reads them again only once it has linked the timer anew:
+	// meanwhile they are the owner's to use (the uv_timer_t layer keeps its
+	// own lists through them).
 	if (tw::hlist_del(t))
 		unlinked_last(t);
 	t->tw__where = tw::where_idle;

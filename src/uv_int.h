@@ -111,8 +111,15 @@ void tw__uv_closer_start(struct tw_uv *h);
 void tw__uv_wake_soon(struct tw_uv *h);
 
 /*
- * uv_timer_lists.cpp: the layer's lists, on the library's own (list.hpp),
- * linked through tw__next and tw__pprev: a timer is on one at a time.
+ * uv_timer_lists.cpp: the layer's lists, on the library's own (list.hpp).
+ *
+ * A timer of the layer is on one list at a time, through the links of its
+ * core timer (tw__timer.tw__next, tw__pprev): the wheel's while it is
+ * pending, else at most one of the layer's ready, idle and closing lists
+ * (its flags say which). The wheel leaves the links of a timer that is not
+ * pending alone and writes them when it arms one, so the layer takes a
+ * timer off its list before it arms it (uv_timer.c, arm()), and puts only
+ * one that is not pending on one: lists at no cost in the timer's size.
  *
  * The ready list: the timers that fired and wait for their callbacks, run
  * in libuv's order: by due ms, then start id. The wheel hands a wake-up's
@@ -124,10 +131,10 @@ void tw__uv_wake_soon(struct tw_uv *h);
  * without allocation, in O(k log k) at worst.
  */
 struct tw__uv_ready {
-	struct tw_uv_timer *first;
-	struct tw_uv_timer **tail; /* &first when empty, else &last->tw__next */
-	struct tw_uv_timer **run;  /* where the last run starts: the link to its first timer; NULL after a removal */
-	int unordered;             /* a timer went in out of order since order() */
+	struct tw_timer *first;
+	struct tw_timer **tail; /* &first when empty, else &last->tw__next */
+	struct tw_timer **run;  /* where the last run starts: the link to its first timer; NULL after a removal */
+	int unordered;          /* a timer went in out of order since order() */
 };
 
 void tw__uv_ready_init(struct tw__uv_ready *r);
@@ -137,8 +144,26 @@ void tw__uv_ready_order(struct tw__uv_ready *r);
 
 /* The idle and closing lists, where the newest comes first: libuv walks
  * and calls back its closing handles newest first. */
-void tw__uv_list_push(struct tw_uv_timer **head, struct tw_uv_timer *t);
+void tw__uv_list_push(struct tw_timer **head, struct tw_uv_timer *t);
 void tw__uv_list_del(struct tw_uv_timer *t);
+
+/* The timer of the layer whose core timer @tt is, NULL for NULL: a list's
+ * first, or the one after a timer (tw__uv_next()). */
+static inline struct tw_uv_timer *tw__uv_of(struct tw_timer *tt)
+{
+	return tt ? tw_container_of(tt, struct tw_uv_timer, tw__timer) : NULL;
+}
+
+static inline struct tw_uv_timer *tw__uv_next(const struct tw_uv_timer *t)
+{
+	return tw__uv_of(t->tw__timer.tw__next);
+}
+
+/* tw_pending() of the timer, inline (timerwheel.h: tw__where is 0 when idle). */
+static inline int tw__uv_pending(const struct tw_uv_timer *t)
+{
+	return t->tw__timer.tw__where != 0;
+}
 
 /* uv_timer_loops.c: the loops' own wheels (uv_timer.c), a process-wide
  * list: found by the loop (NULL if it has none), added once made, removed

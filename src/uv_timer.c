@@ -25,6 +25,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -46,8 +47,8 @@ enum {
  */
 struct layer_state {
 	struct tw__uv_ready ready;       /* fired, callbacks to run, in libuv's order */
-	struct tw_uv_timer *idle;        /* the loop's wheel's stopped timers, for a walk */
-	struct tw_uv_timer *closing;     /* closed, callbacks to run */
+	struct tw_timer *idle;           /* the loop's wheel's stopped timers, for a walk */
+	struct tw_timer *closing;        /* closed, callbacks to run */
 	struct tw_uv_timer *running;     /* in its timer callback */
 	uint64_t start_id;               /* the next start's, as libuv's */
 	uint64_t timers;                 /* initialised, not closed */
@@ -63,8 +64,8 @@ static struct layer_state *state_of(const struct tw_uv *h)
  * The loop's wheel. libuv keeps a stopped timer in its loop's handle
  * queue, which uv_walk() shows; the layer keeps its stopped timers on the
  * idle list, through the links a stopped timer does not use otherwise
- * (those of the ready list): at no cost in the timer's size, and a list
- * link or unlink a stop or a start, not a wheel's arm and cancel. A fired
+ * (its core timer's, see uv_int.h): at no cost in the timer's size, and a
+ * list link or unlink a stop or a start, not a wheel's arm and cancel. A fired
  * timer goes on it only once its callback left it idle: a repeat or a
  * restart costs the list nothing, and a walk meanwhile reads the ready
  * list.
@@ -130,7 +131,9 @@ static uint64_t deadline(uint64_t now, uint64_t ms)
  * timeout of 0 is due at once: armed at the wheel's own now, which the
  * wheel counts as expired, it fires in the next advance and the backend
  * wakes for that without waiting for a tick (never early: nothing is
- * earlier than a timeout of 0). */
+ * earlier than a timeout of 0). Off the layer's lists first: the wheel
+ * links the timer through the same links. tw_mod() cannot fail here (the
+ * wheel is there, the timer initialised and armed on no other wheel). */
 static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 {
 	struct tw_uv *h = t->tw__uv;
@@ -140,12 +143,15 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 
 	if (ms == 0 && tw_now(w) < when)
 		when = tw_now(w);
-	r = tw_mod(w, &t->tw__timer, when);
-	if (r < 0)
-		return r;
 	unpark(t);
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(h, t);
+	r = tw_mod(w, &t->tw__timer, when);
+	assert(r >= 0);
+	if (r < 0) {
+		park(t);
+		return r;
+	}
 	t->tw__start_id = state_of(h)->start_id++;
 	return 0;
 }
@@ -154,7 +160,7 @@ static void disarm(struct tw_uv_timer *t)
 {
 	if (t->tw__flags & TW__UVT_READY)
 		ready_remove(t->tw__uv, t);
-	if (tw_pending(&t->tw__timer))
+	if (tw__uv_pending(t))
 		(void)tw_del(wheel_of(t), &t->tw__timer);
 }
 
@@ -169,7 +175,7 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 	tw__uv_ready_order(&st->ready);
 	/* A callback may stop, restart, close or free any timer: each step
 	 * takes the head afresh, and a stopped one has left the list. */
-	while ((t = st->ready.first) != NULL && tw__uv_wheel(h) != NULL && ran++ < budget) {
+	while ((t = tw__uv_of(st->ready.first)) != NULL && tw__uv_wheel(h) != NULL && ran++ < budget) {
 		ready_remove(h, t);
 		/* As uv_timer_again() before the callback: from the wake-up, not
 		 * from a wheel's clock, which a spent budget may have left behind. */
@@ -180,7 +186,7 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		st->running = NULL;
 		/* Left idle: on the idle list, for a walk. Only the loop's
 		 * wheel's timers are still the layer's memory here (park()). */
-		if (st->loop_wheel && !tw_pending(&t->tw__timer))
+		if (st->loop_wheel && !tw__uv_pending(t))
 			park(t);
 	}
 	if (st->ready.first == NULL)
@@ -193,18 +199,18 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		return;
 	}
 	/* The backend was closed from a callback: the rest never run. */
-	while ((t = st->ready.first) != NULL)
+	while ((t = tw__uv_of(st->ready.first)) != NULL)
 		ready_remove(h, t);
 }
 
 static void run_closed(struct tw_uv *h)
 {
-	struct tw_uv_timer *t, *list = state_of(h)->closing;
+	struct tw_uv_timer *t, *next = tw__uv_of(state_of(h)->closing);
 
 	/* Closes from these callbacks start the next batch. */
 	state_of(h)->closing = NULL;
-	while ((t = list) != NULL) {
-		list = t->tw__next;
+	while ((t = next) != NULL) {
+		next = tw__uv_next(t);
 		/* Closed: no longer referenced, as libuv's before its callback. */
 		t->tw__flags |= TW__UVT_UNREF;
 		if (!t->tw__cb.close)
@@ -282,8 +288,6 @@ static void setup(struct tw_uv *uv, struct tw_uv_timer *t)
 	t->tw__cb.timer = NULL;
 	t->tw__repeat = 0;
 	t->tw__start_id = 0;
-	t->tw__next = NULL;
-	t->tw__pprev = NULL;
 	state_of(uv)->timers++;
 }
 
@@ -395,7 +399,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 {
 	uint64_t now, left;
 
-	if (!t || !tw_pending(&t->tw__timer))
+	if (!t || !tw__uv_pending(t))
 		return 0;
 	now = uv_hrtime();
 	if (t->tw__timer.expires <= now)
@@ -406,7 +410,7 @@ uint64_t tw_uv_timer_get_due_in(const struct tw_uv_timer *t)
 
 int tw_uv_timer_is_active(const struct tw_uv_timer *t)
 {
-	return t && tw_pending(&t->tw__timer);
+	return t && tw__uv_pending(t);
 }
 
 /* An armed timer moves to the other wheel with its deadline and start id:
@@ -538,15 +542,15 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 	r = tw_walk(tw__uv_wheel(&lw->entry.uv), walk_one, &wk);
 	if (r == 0)
 		r = tw_walk(lw->entry.uv.tw__weak, walk_one, &wk);
-	for (t = lw->state.idle; t && r == 0; t = t->tw__next)
+	for (t = tw__uv_of(lw->state.idle); t && r == 0; t = tw__uv_next(t))
 		r = walk_collect(&wk, t);
-	for (t = lw->state.ready.first; t && r == 0; t = t->tw__next)
+	for (t = tw__uv_of(lw->state.ready.first); t && r == 0; t = tw__uv_next(t))
 		r = walk_collect(&wk, t);
 	/* ... or in its callback, idle until it returns. */
 	t = lw->state.running;
-	if (t && r == 0 && !tw_pending(&t->tw__timer) && !(t->tw__flags & (TW__UVT_IDLE | TW__UVT_CLOSING)))
+	if (t && r == 0 && !tw__uv_pending(t) && !(t->tw__flags & (TW__UVT_IDLE | TW__UVT_CLOSING)))
 		r = walk_collect(&wk, t);
-	for (t = lw->state.closing; t && r == 0; t = t->tw__next)
+	for (t = tw__uv_of(lw->state.closing); t && r == 0; t = tw__uv_next(t))
 		r = walk_collect(&wk, t);
 	for (i = 0; i < wk.n && r == 0; i++)
 		fn(wk.all[i], arg);

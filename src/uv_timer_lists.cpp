@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // The uv_timer_t layer's lists (uv_int.h), on the library's own intrusive
-// lists and sort (list.hpp), through the links of struct tw_uv_timer.
+// lists and sort (list.hpp), through the links of each timer's core timer,
+// which the wheel leaves alone while the timer is not pending.
 //
 // The ready list keeps libuv's order of the timers due in one wake-up: by
 // due millisecond, then by start. The wheel hands a wake-up's timers over
@@ -15,22 +16,21 @@
 
 namespace {
 
-uint64_t due_ms(const tw_uv_timer *t)
+uint64_t start_id(const tw_timer *t)
 {
-	return tw__uv_ceil_ms(t->tw__timer.expires);
+	return tw_container_of(t, tw_uv_timer, tw__timer)->tw__start_id;
 }
 
 // libuv's order: the earlier due millisecond, then the earlier start. The
 // due millisecond only follows the expiry, never reverses it: where the
 // expiries and the starts agree, so does the order, without a division.
 struct libuv_order {
-	bool operator()(const tw_uv_timer *a, const tw_uv_timer *b) const
+	bool operator()(const tw_timer *a, const tw_timer *b) const
 	{
-		bool earlier_start = a->tw__start_id < b->tw__start_id;
-		if (earlier_start ? a->tw__timer.expires <= b->tw__timer.expires
-				  : a->tw__timer.expires >= b->tw__timer.expires)
+		bool earlier_start = start_id(a) < start_id(b);
+		if (earlier_start ? a->expires <= b->expires : a->expires >= b->expires)
 			return earlier_start;
-		uint64_t da = due_ms(a), db = due_ms(b);
+		uint64_t da = tw__uv_ceil_ms(a->expires), db = tw__uv_ceil_ms(b->expires);
 		return da != db ? da < db : earlier_start;
 	}
 };
@@ -38,7 +38,7 @@ struct libuv_order {
 const libuv_order before{};
 
 #ifndef NDEBUG // read by an assertion only
-bool in_order(const tw_uv_timer *t)
+bool in_order(const tw_timer *t)
 {
 	for (; t && t->tw__next; t = t->tw__next)
 		if (before(t->tw__next, t))
@@ -47,12 +47,17 @@ bool in_order(const tw_uv_timer *t)
 }
 #endif
 
+// The timer whose tw__next `link` is.
+const tw_timer *owner_of(tw_timer **link)
+{
+	return tw_container_of(link, tw_timer, tw__next);
+}
+
 // Does t, which comes before the last timer, go first in the last run:
 // before the run's first timer, and not before the timer ahead of it?
-bool starts_run(const tw__uv_ready *r, const tw_uv_timer *t)
+bool starts_run(const tw__uv_ready *r, const tw_timer *t)
 {
-	return r->run && before(t, *r->run) &&
-	       (r->run == &r->first || !before(t, tw_container_of(r->run, tw_uv_timer, tw__next)));
+	return r->run && before(t, *r->run) && (r->run == &r->first || !before(t, owner_of(r->run)));
 }
 
 } // namespace
@@ -64,10 +69,12 @@ void tw__uv_ready_init(struct tw__uv_ready *r)
 	r->unordered = 0;
 }
 
-void tw__uv_ready_add(struct tw__uv_ready *r, struct tw_uv_timer *t)
+void tw__uv_ready_add(struct tw__uv_ready *r, struct tw_uv_timer *ut)
 {
-	tw_uv_timer **at = r->tail;
-	if (r->first && before(t, tw_container_of(r->tail, tw_uv_timer, tw__next))) {
+	tw_timer *t = &ut->tw__timer;
+	tw_timer **at = r->tail;
+	assert(!tw__uv_pending(ut));
+	if (r->first && before(t, owner_of(r->tail))) {
 		if (starts_run(r, t))
 			at = r->run;
 		else
@@ -80,7 +87,7 @@ void tw__uv_ready_add(struct tw__uv_ready *r, struct tw_uv_timer *t)
 
 void tw__uv_ready_remove(struct tw__uv_ready *r, struct tw_uv_timer *t)
 {
-	tw::tail_remove(*r, t);
+	tw::tail_remove(*r, &t->tw__timer);
 	r->run = nullptr; // its link may have gone with t
 }
 
@@ -94,12 +101,13 @@ void tw__uv_ready_order(struct tw__uv_ready *r)
 	assert(in_order(r->first));
 }
 
-void tw__uv_list_push(struct tw_uv_timer **head, struct tw_uv_timer *t)
+void tw__uv_list_push(struct tw_timer **head, struct tw_uv_timer *t)
 {
-	tw::hlist_add_head(head, t);
+	assert(!tw__uv_pending(t));
+	tw::hlist_add_head(head, &t->tw__timer);
 }
 
 void tw__uv_list_del(struct tw_uv_timer *t)
 {
-	(void)tw::hlist_del(t);
+	(void)tw::hlist_del(&t->tw__timer);
 }

@@ -159,14 +159,12 @@ struct tw_uv_timer {
 	} tw__cb;
 	uint64_t tw__repeat;            /* ms */
 	uint64_t tw__start_id;          /* orders timers due in the same ms */
-	struct tw_uv_timer *tw__next;   /* on the ready, idle or closing list */
-	struct tw_uv_timer **tw__pprev; /* ... */
 };
 
 #define TW__UV_AS_HANDLE(f) (offsetof(struct tw_uv_timer, f) == offsetof(uv_handle_t, f))
 typedef char tw__uv_timer_prefix_check[(TW__UV_AS_HANDLE(data) && TW__UV_AS_HANDLE(loop) &&
 					TW__UV_AS_HANDLE(type)) ? 1 : -1];
-typedef char tw__uv_timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_uv_timer) <= 112) ? 1 : -1];
+typedef char tw__uv_timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_uv_timer) <= 96) ? 1 : -1];
 #undef TW__UV_AS_HANDLE
 
 /**
