@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // Intrusive lists threaded through a node's tw__next and tw__pprev: struct
-// tw_timer's in the core, and the uv_timer_t layer's struct tw_uv_timer,
-// whose lists are these same templates (one list and one sort for the
-// whole library).
+// tw_timer's, in the core and in the uv_timer_t layer, whose lists are
+// these same templates over its timers' core timers (one list and one sort
+// for the whole library).
 //
 // Slots are hlists, as in the kernel: a list head is one pointer and each
 // node keeps `pprev`, the address of the pointer that points at it, so it

@@ -115,11 +115,13 @@ void tw__uv_wake_soon(struct tw_uv *h);
  *
  * A timer of the layer is on one list at a time, through the links of its
  * core timer (tw__timer.tw__next, tw__pprev): the wheel's while it is
- * pending, else at most one of the layer's ready, idle and closing lists
- * (its flags say which). The wheel leaves the links of a timer that is not
- * pending alone and writes them when it arms one, so the layer takes a
- * timer off its list before it arms it (uv_timer.c, arm()), and puts only
- * one that is not pending on one: lists at no cost in the timer's size.
+ * pending, else at most one of the layer's ready, idle and closing lists.
+ * Its flags say which: READY and IDLE while on those; CLOSING from the
+ * close on, on the closing list until the batch of its close callback
+ * runs. The wheel leaves the links of a timer that is not pending alone
+ * and writes them when it arms one, so the layer takes a timer off its
+ * list before it arms it (uv_timer.c, arm()), and puts only one that is
+ * not pending on one: lists at no cost in the timer's size.
  *
  * The ready list: the timers that fired and wait for their callbacks, run
  * in libuv's order: by due ms, then start id. The wheel hands a wake-up's

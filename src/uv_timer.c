@@ -25,7 +25,6 @@
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
 
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -132,24 +131,28 @@ static uint64_t deadline(uint64_t now, uint64_t ms)
  * wheel counts as expired, it fires in the next advance and the backend
  * wakes for that without waiting for a tick (never early: nothing is
  * earlier than a timeout of 0). Off the layer's lists first: the wheel
- * links the timer through the same links. tw_mod() cannot fail here (the
- * wheel is there, the timer initialised and armed on no other wheel). */
+ * links the timer through the same links. tw_mod() fails only on a wheel
+ * the program destroyed (uv.h), which left the timer idle: it goes back
+ * on the list it was on, and the start changed nothing. */
 static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 {
 	struct tw_uv *h = t->tw__uv;
 	struct tw_wheel *w = wheel_of(t);
 	uint64_t when = deadline(now, ms);
+	unsigned listed = t->tw__flags & (TW__UVT_IDLE | TW__UVT_READY);
 	int r;
 
 	if (ms == 0 && tw_now(w) < when)
 		when = tw_now(w);
 	unpark(t);
-	if (t->tw__flags & TW__UVT_READY)
+	if (listed & TW__UVT_READY)
 		ready_remove(h, t);
 	r = tw_mod(w, &t->tw__timer, when);
-	assert(r >= 0);
 	if (r < 0) {
-		park(t);
+		if (listed & TW__UVT_READY)
+			fire(&t->tw__timer);
+		else if (listed)
+			park(t);
 		return r;
 	}
 	t->tw__start_id = state_of(h)->start_id++;

@@ -109,5 +109,6 @@ void tw__uv_list_push(struct tw_timer **head, struct tw_uv_timer *t)
 
 void tw__uv_list_del(struct tw_uv_timer *t)
 {
+	assert(!tw__uv_pending(t));
 	(void)tw::hlist_del(&t->tw__timer);
 }
