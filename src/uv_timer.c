@@ -126,6 +126,28 @@ static uint64_t deadline(uint64_t now, uint64_t ms)
 	return tw_deadline(now, ms > UINT64_MAX / TW__NS_PER_MS ? UINT64_MAX : ms * TW__NS_PER_MS);
 }
 
+/* Off the idle or the ready list for an arm, the flag that says which
+ * kept until the wheel has taken the timer (arm()). */
+static void unlist(struct tw_uv_timer *t)
+{
+	if (t->tw__flags & TW__UVT_IDLE)
+		tw__uv_list_del(t);
+	else if (t->tw__flags & TW__UVT_READY)
+		tw__uv_ready_remove(&state_of(t->tw__uv)->ready, t);
+}
+
+/* The wheel refused the arm: back on the list the flag says. */
+static void relist(struct tw_uv_timer *t)
+{
+	unsigned was = t->tw__flags;
+
+	t->tw__flags &= ~(unsigned)(TW__UVT_IDLE | TW__UVT_READY);
+	if (was & TW__UVT_READY)
+		fire(&t->tw__timer);
+	else if (was & TW__UVT_IDLE)
+		park(t);
+}
+
 /* Arm (or re-arm) for @when with a new start id; @ms is the timeout. A
  * timeout of 0 is due at once: armed at the wheel's own now, which the
  * wheel counts as expired, it fires in the next advance and the backend
@@ -139,22 +161,17 @@ static int arm(struct tw_uv_timer *t, uint64_t now, uint64_t ms)
 	struct tw_uv *h = t->tw__uv;
 	struct tw_wheel *w = wheel_of(t);
 	uint64_t when = deadline(now, ms);
-	unsigned listed = t->tw__flags & (TW__UVT_IDLE | TW__UVT_READY);
 	int r;
 
 	if (ms == 0 && tw_now(w) < when)
 		when = tw_now(w);
-	unpark(t);
-	if (listed & TW__UVT_READY)
-		ready_remove(h, t);
+	unlist(t);
 	r = tw_mod(w, &t->tw__timer, when);
 	if (r < 0) {
-		if (listed & TW__UVT_READY)
-			fire(&t->tw__timer);
-		else if (listed)
-			park(t);
+		relist(t);
 		return r;
 	}
+	t->tw__flags &= ~(unsigned)(TW__UVT_IDLE | TW__UVT_READY);
 	t->tw__start_id = state_of(h)->start_id++;
 	return 0;
 }
