@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // The uv_timer_t layer's lists (uv_int.h), on the library's own intrusive
-// lists and sort (list.hpp), through the links of each timer's core timer,
-// which the wheel leaves alone while the timer is not pending.
+// lists and sort (list.hpp), through the links of each timer's core timer
+// (uv_int.h says when they are the layer's).
 //
 // The ready list keeps libuv's order of the timers due in one wake-up: by
 // due millisecond, then by start. The wheel hands a wake-up's timers over
