@@ -35,6 +35,15 @@ static void on_soon(struct tw_timer *t)
 	s.fired++;
 }
 
+/* libuv 1.44's UV_RUN_ONCE still polls after the timers it ran first, until
+ * the next timer (the watchdog): a slow machine, on which the soon timer is
+ * already due when the turn starts, must not wait for that. */
+static void on_soon_then_stop(struct tw_timer *t)
+{
+	on_soon(t);
+	uv_stop(&s.loop);
+}
+
 static void on_never(struct tw_timer *t)
 {
 	if (s.end_moved) {
@@ -82,7 +91,7 @@ static void arm_and_fire_soon(uint64_t end)
 {
 	struct tw_wheel *w = tw_uv_wheel(&s.h);
 
-	tw_timer_init(&s.soon, on_soon);
+	tw_timer_init(&s.soon, on_soon_then_stop);
 	tw_timer_init(&s.end, on_never);
 	assert_int_equal(tw_add(w, &s.soon, tw_uv_now() + 5 * MS), 0);
 	assert_int_equal(tw_add(w, &s.end, end), 0);
