@@ -19,7 +19,7 @@ pins); the uv_timer_t table does not restart an armed timer with tw_add.
 Figures: each measured figure (a decimal in ns, us or ms) stands in a
 paragraph, list item or table that names a command (`tests/...`,
 `build/...` or `build-NAME/...`, `meson test ...`), or right after one; the
-README's table at 10^6 timers holds bench.csv's medians, and
+README's table of ratios is what bench.csv's medians give, and
 tests/bench/README.md's tables of the committed run are what
 `tests/bench/mdtable` prints from it. CI: the README names `.ci/run`, and the platform table gives no
 run that only `.ci/run` makes (sanitizers, valgrind, a fresh root) to
@@ -154,15 +154,15 @@ def check_figures(readme):
 
 
 def check_bench_table(readme, root):
-    """The 10^6 table: each row's figures are bench.csv's medians."""
+    """The table of ratios: each cell is bench.csv's median for the peer over
+    timerwheel's, for the workload and N its row names ("(W4 at 10^6)")."""
     med = {}
     with open(os.path.join(root, "tests", "bench", "results", "bench.csv"), encoding="utf-8") as f:
         for row in csv.DictReader(f):
-            if row["n"] == "1000000":
-                med[(row["peer"], row["workload"])] = float(row["median"])
-    head = re.search(r"^\| at 10\^6 timers \|(.*)\|$", readme, re.M)
+            med[(row["peer"], row["n"], row["workload"])] = float(row["median"])
+    head = re.search(r"^\| cost as a multiple of timerwheel's \|(.*)\|$", readme, re.M)
     if not head:
-        fail("README has no table 'at 10^6 timers'")
+        fail("README has no table 'cost as a multiple of timerwheel's'")
         return
     names = {"timerwheel": "tw", "libev": "libev", "libuv": "libuv", "libevent": "libevent"}
     peers = []
@@ -171,25 +171,25 @@ def check_bench_table(readme, root):
     rows = re.findall(r"^\| ([^|]*) \|(.*)\|$", readme[head.end():].split("\n\n")[0], re.M)
     checked = 0
     for label, cells in rows:
-        w = re.search(r"\((W\w+)\)", label)
-        work = w.group(1) if w else "bytes" if label.startswith("bytes per timer") else None
-        if not work:
+        w = re.search(r"\((\w+) at 10\^(\d+)\)", label)
+        if not w:
             continue
+        work, n = w.group(1), str(10 ** int(w.group(2)))
         cells = [c.strip() for c in cells.split("|")]
         if len(cells) != len(peers):
-            fail("README's table at 10^6 timers: row %r has %d cells for %d columns" % (label, len(cells), len(peers)))
+            fail("README's table of ratios: row %r has %d cells for %d columns" % (label, len(cells), len(peers)))
             continue
         for peer, cell in zip(peers, cells):
-            want = med.get((peer, work))
-            if want is None:
-                fail("README's %s figure for %s is not in bench.csv" % (work, peer))
+            got, base = med.get((peer, n, work)), med.get(("tw", n, work))
+            if got is None or not base:
+                fail("README's %s at %s for %s is not in bench.csv" % (work, n, peer))
                 continue
-            got = ("%.1f" if work != "bytes" else "%.0f") % want
-            if cell != got:
-                fail("README's %s for %s says %s; bench.csv's median prints %s" % (work, peer, cell, got))
+            want = "%.1fx" % (got / base)
+            if cell != want:
+                fail("README's %s at %s for %s says %s; bench.csv's medians give %s" % (work, n, peer, cell, want))
             checked += 1
     if not checked:
-        fail("README's table at 10^6 timers has no row checked against bench.csv")
+        fail("README's table of ratios has no row checked against bench.csv")
 
 
 def check_bench_readme_tables(root):

@@ -1,25 +1,34 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Write the first C code block of the README's "Quick start" section to a file.
+"""Write the first C code block of a README section to a file.
 
-    quickstart.py README.md OUT.c
+    quickstart.py README.md OUT.c [HEADING]
 
-The docs suite compiles OUT.c with the project's warnings (as errors) and
-runs it: the quick start has to work as printed.
+Without HEADING, the section whose heading says "Quick start": the docs
+suite compiles OUT.c with the project's warnings (as errors) and runs it,
+so the quick start has to work as printed. With HEADING, the section whose
+heading is exactly that ("libuv", "io_uring"): the docs suite builds such a
+fragment inside a harness (tests/docs/fragments_*.c) that declares what the
+README says its fragments use, and runs it.
 """
 import re
 import sys
 
 readme, out = sys.argv[1], sys.argv[2]
+heading = sys.argv[3] if len(sys.argv) > 3 else None
 text = open(readme, encoding="utf-8").read()
-start = re.search(r"^#+ .*Quick start.*$", text, re.M)
+if heading:
+    start = re.search(r"^#+ %s$" % re.escape(heading), text, re.M)
+else:
+    start = re.search(r"^#+ .*Quick start.*$", text, re.M)
+name = heading or "Quick start"
 if not start:
-    sys.exit("quickstart: no section whose heading says Quick start in " + readme)
+    sys.exit("quickstart: no section whose heading says %s in %s" % (name, readme))
 section = text[start.end():]
 nxt = re.search(r"^#{1,%d} " % len(start.group(0).split(" ")[0]), section, re.M)
 section = section[: nxt.start()] if nxt else section
 block = re.search(r"^```c\n(.*?)^```", section, re.M | re.S)
 if not block:
-    sys.exit("quickstart: no ```c block in the Quick start section")
+    sys.exit("quickstart: no ```c block in the %s section" % name)
 with open(out, "w", encoding="utf-8") as f:
     f.write(block.group(1))
