@@ -114,7 +114,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -1048,49 +1047,6 @@ TW_API int tw_get_lateness(const struct tw_wheel *w, struct tw_lateness *out);
  * @permille is above 1000.
  */
 TW_API uint64_t tw_lateness_quantile(const struct tw_lateness *l, unsigned permille);
-
-/**
- * tw_check - verify every invariant of the wheel, O(timers)
- * @w: the wheel
- *
- * For tests and fuzzers. Names the first broken invariant on stderr.
- *
- * Return: 0 if the wheel is sound, -EUCLEAN if not (-TW_EUCLEAN where
- * <errno.h> has no EUCLEAN, as on Windows, macOS and the BSDs), -EINVAL if
- * @w is NULL.
- */
-TW_API int tw_check(const struct tw_wheel *w);
-
-/**
- * tw_timer_bucket - where an armed timer sits now
- * @w:     the wheel
- * @t:     the timer
- * @level: set to its level (0 is the finest) when it is in a wheel slot
- * @slot:  set to its slot within that level
- *
- * For tests, tours and debugging: shows the cascade at work.
- *
- * Return: 0 if @t is in a wheel slot, 1 if it is due (fires in the next
- * advance, or a later one if a budget leaves it; @level and @slot
- * untouched), -ENOENT if it is idle, -EINVAL if
- * @w, @t, @level or @slot is NULL or @t is armed on another wheel.
- */
-TW_API int tw_timer_bucket(const struct tw_wheel *w, const struct tw_timer *t, unsigned *level,
-			   unsigned *slot);
-
-/**
- * tw_dump - draw the wheel's levels and occupied slots as ASCII
- * @w:   the wheel
- * @out: the stream, e.g. stdout
- *
- * One line for each level from 0 up to the highest occupied one (level 0
- * alone for an empty wheel): its slot width, the clock's digit and each
- * occupied slot with its timer count. With @verbose, each timer's
- * expiry is listed under its slot. O(timers) with @verbose.
- *
- * Return: 0, -EINVAL if @w or @out is NULL.
- */
-TW_API int tw_dump(const struct tw_wheel *w, FILE *out, bool verbose);
 
 #ifdef __cplusplus
 }
