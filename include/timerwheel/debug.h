@@ -2,8 +2,9 @@
 /*
  * timerwheel/debug.h: look inside a wheel, for tests, fuzzers and tours.
  *
- * These calls read a wheel and change nothing. A program's everyday work
- * needs none of them. They live in libtimerwheel, as the rest of the core.
+ * Every call here reads a wheel and changes nothing.
+ * A program's everyday work needs none of them.
+ * They live in libtimerwheel, as the rest of the core.
  */
 #ifndef TIMERWHEEL_DEBUG_H
 #define TIMERWHEEL_DEBUG_H
@@ -24,7 +25,7 @@ extern "C" {
  * It names the first broken invariant on stderr.
  *
  * Return: 0 if the wheel is sound, -EUCLEAN if not, -EINVAL if @w is NULL.
- * Where <errno.h> has no EUCLEAN (Windows, macOS, the BSDs), the value is
+ * Where <errno.h> has no EUCLEAN (Windows, macOS, the BSDs), it returns
  * -TW_EUCLEAN.
  */
 TW_API int tw_check(const struct tw_wheel *w);
@@ -39,10 +40,11 @@ TW_API int tw_check(const struct tw_wheel *w);
  * For tests, tours and debugging: it shows the cascade at work.
  *
  * Return: 0 if @t is in a wheel slot.
- * 1 if it is due: it fires in the next advance, or later if a budget leaves it.
- * @level and @slot are then untouched.
- * -ENOENT if @t is idle.
- * -EINVAL if @w, @t, @level or @slot is NULL, or @t is armed on another wheel.
+ * It returns 1 if @t is due, and leaves @level and @slot untouched.
+ * A due timer fires in the next advance, or later if a budget leaves it.
+ * It returns -ENOENT if @t is idle.
+ * It returns -EINVAL if @w, @t, @level or @slot is NULL.
+ * It returns -EINVAL if @t is armed on another wheel.
  */
 TW_API int tw_timer_bucket(const struct tw_wheel *w, const struct tw_timer *t, unsigned *level,
 			   unsigned *slot);
