@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include <timerwheel.h>
+#include <timerwheel/debug.h>
 
 #define MS 1000000ull
 #define SEC (1000 * MS)

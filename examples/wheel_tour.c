@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <timerwheel.h>
+#include <timerwheel/debug.h>
 
 #define SEC 1000000000ull
 

@@ -2,110 +2,142 @@
 /*
  * timerwheel: a hierarchical timing wheel for C programs and event loops.
  *
- * Time is uint64_t nanoseconds of CLOCK_MONOTONIC, absolute: every expiry
- * and every `now` is a moment, never a delay (tw_deadline() turns a delay
- * into a moment). The wheel never reads a clock: the caller passes `now`.
+ * Time. Every time is a uint64_t count of nanoseconds of CLOCK_MONOTONIC.
+ * Times are absolute: an expiry or a `now` is a moment, never a delay.
+ * tw_deadline() turns a delay into a moment.
+ * The wheel never reads a clock: the caller passes `now`.
  *
- * Firing rule. Let E be a timer's expiry and tick the wheel's tick. A timer
- * without slack (the default) armed while E > tw_now() fires in the first tw_advance() whose `now`
- * reaches E rounded up to a whole tick, and never before E. A timer armed
- * with E <= tw_now() (already expired) fires in the next tw_advance(). The
- * rounding saturates: a timer in the last partial tick below UINT64_MAX
- * fires when `now` reaches UINT64_MAX. Every armed timer fires exactly once
- * unless it is cancelled or re-armed first.
+ * Names. A call that returns a value is named by the value: tw_now(),
+ * tw_count(), tw_tick(). A call that fills a struct is named tw_get_NOUN():
+ * tw_get_stats(), tw_get_lateness().
  *
- * Slack. A timer may be armed with a window instead of an instant
- * (tw_add_range(), tw_mod_range(), or the wheel's default slack in struct
- * tw_config): with slack S its window is [E, E + S]. It never fires before
- * E, and fires at the latest in the first tw_advance() whose `now` reaches
- * E + S rounded up to a whole tick (saturating). The wheel picks the tick
- * it fires at: the coarsest of the window, the multiple of the largest
- * power of two among the ticks from E's tick to E's tick + S / tick
- * (rounded down) or to the last tick (the one UINT64_MAX rounds up to),
- * whichever comes first: a window that runs past the end of time is cut
- * there before the pick, not the pick afterwards. tw_next_expiry() reports
- * that tick, so a loop that sleeps until then is woken for the timer
- * there. Timers whose windows overlap mostly pick the same tick and share
- * one wake-up, and a timer whose tick starts a coarse slot fires from that
- * slot without cascading further. A wake-up, an advance whose `now`
- * reaches tw_next_expiry() (for whatever timer; the next expiry once the
- * requests queued by other threads are applied), also fires every timer
- * whose window has opened, whose E rounded up to a tick it reaches; an
- * advance short of tw_next_expiry() fires a timer with slack only once its
- * tick has come. To find opened windows a wake-up walks the slot of each
- * such tick in which a window has opened, with all its timers, exact ones
- * too: about one slot per power of two in use. A periodic timer keeps one
- * rule for all its re-arms: it fires at E's tick rounded up to a multiple
- * of 2^a ticks, 2^a the largest power of two no greater than S / tick + 1
- * (if that multiple lies past the last tick, the coarsest tick from E's to
- * the last, as a one-shot timer picks). Slack 0 is the exact rule above.
+ * Firing rule. Let E be a timer's expiry, and tick the wheel's tick.
+ * A timer without slack (the default) never fires before E.
+ * If E > tw_now() when it is armed, it fires in the first tw_advance()
+ * whose `now` reaches E rounded up to a whole tick.
+ * If E <= tw_now() when it is armed, it fires in the next tw_advance().
+ * The rounding saturates at UINT64_MAX.
+ * So a timer in the last partial tick fires when `now` reaches UINT64_MAX.
+ * Every armed timer fires exactly once, unless it is cancelled or re-armed
+ * first.
  *
- * Order. Timers that fire in one advance fire in the order of their ticks
- * (for a timer with slack, a tick inside its window: those whose tick the
- * advance reached, then those whose window a wake-up found open); within
- * one tick the order is unspecified. Timers that were armed already
- * expired fire first, in the order they were armed.
+ * Slack. A timer may be armed with a window [E, E + S] instead of an
+ * instant. tw_add_range() and tw_mod_range() give a timer its own slack S.
+ * The wheel's default slack (struct tw_config) serves tw_add() and tw_mod().
+ * Such a timer never fires before E.
+ * It fires at the latest in the first tw_advance() whose `now` reaches
+ * E + S rounded up to a whole tick (saturating).
+ * In ticks, the window runs from E's tick to E's tick + S / tick, rounded
+ * down.
+ * A window that runs past the last tick (the one UINT64_MAX rounds up to)
+ * ends at the last tick.
+ * The wheel picks the coarsest tick of the window.
+ * That is the multiple of the largest power of two in the window.
+ * tw_next_expiry() reports the picked tick.
+ * So a loop that sleeps until then wakes for the timer there.
+ * Timers whose windows overlap mostly pick the same tick and share one
+ * wake-up.
+ * A wake-up is an advance whose `now` reaches tw_next_expiry(), for
+ * whatever timer.
+ * That is the next expiry once the requests from other threads are applied.
+ * A wake-up also fires every timer whose window has opened.
+ * A window has opened when `now` reaches E rounded up to a tick.
+ * An advance short of tw_next_expiry() fires a timer with slack only at its
+ * picked tick.
+ * A periodic timer picks by one rule for all its re-arms.
+ * It fires at E's tick rounded up to a multiple of 2^a ticks.
+ * Here 2^a is the largest power of two no greater than S / tick + 1.
+ * If that multiple lies past the last tick, it picks as a one-shot timer.
+ * Slack 0 is the exact firing rule above.
+ * timerwheel(7) explains how the wheel finds opened windows.
  *
- * Callbacks. Inside a callback a program may cancel or re-arm any timer,
- * arm new ones, and free the memory of the timer that is running. A timer
- * armed from a callback with an expiry at or before the advance's `now`
- * fires in the next advance, not in the current one. The wheel touches a
- * timer's memory after its callback only if the callback re-armed it.
+ * Order. Timers that fire in one advance fire in the order of their ticks.
+ * A timer with slack counts with the tick it fires at, inside its window.
+ * First come the timers whose tick the advance reached.
+ * Then come those whose window a wake-up found open.
+ * Within one tick the order is unspecified.
+ * Timers armed already expired fire first, in the order they were armed.
  *
- * Threads. A wheel belongs to one thread, its owner (the thread that runs
- * its loop); its functions take no lock and none may run on the same wheel
- * from two threads at once. Other threads arm, re-arm and cancel its timers
- * only through requests: tw_post_mod(), tw_post_mod_range() and
- * tw_post_del() queue a struct tw_request on the wheel, lock-free and
- * without allocating; the owner applies queued requests, in the order they
- * were posted, at the start of each tw_advance() (or in tw_drain()), as if
- * it had called tw_mod(), tw_mod_range() or tw_del() itself then. A request
- * posted again while it is still queued is replaced: the latest post wins
- * (see tw_post_mod()). Everything about a request follows from these rules:
+ * Callbacks. A callback may cancel or re-arm any timer.
+ * It may arm new timers.
+ * It may free the memory of the timer that is running.
+ * A timer armed from a callback, due at or before the advance's `now`,
+ * fires in the next advance, not in the current one.
+ * After a callback, the wheel touches its timer's memory only if the
+ * callback re-armed it.
  *
- * - A request racing the timer's firing takes effect either before the
- *   advance that fires it (a cancel then prevents the firing; a re-arm
- *   moves it) or after it (the timer fired, and a re-arm arms it again; a
- *   cancel finds it idle and returns 0 as its result).
+ * Threads. A wheel belongs to one thread, its owner: the thread that runs
+ * its loop.
+ * Its functions take no lock.
+ * No two threads may call them on the same wheel at once.
+ * Other threads arm, re-arm and cancel its timers only through requests.
+ * tw_post_mod(), tw_post_mod_range() and tw_post_del() queue a
+ * struct tw_request on the wheel.
+ * Posting takes no lock and allocates nothing.
+ * The owner applies queued requests in the order they were posted.
+ * It applies them at the start of each tw_advance(), or in tw_drain().
+ * A request acts as if the owner had called tw_mod(), tw_mod_range() or
+ * tw_del() then.
+ * A request posted again while it is still queued is replaced: the latest
+ * post wins (see tw_post_mod()).
+ * Every race follows from these rules:
+ *
+ * - A request that races the timer's firing takes effect before or after
+ *   the advance that fires it.
+ *   Before it, a cancel prevents the firing, and a re-arm moves the timer.
+ *   After it, the timer has fired.
+ *   A re-arm then arms it again.
+ *   A cancel then finds it idle, and its result is 0.
  * - A cancel posted while the timer's callback runs takes effect after the
- *   callback has returned: requests are never applied inside callbacks.
- * - Once a request is done (tw_request_done(), tw_request_wait()), the
- *   effect of its latest post holds and the owner no longer touches the
- *   request: a timer cancelled by a done request, and not re-armed since,
- *   never fires and may be freed, as after tw_del() on the owner
- *   (del_timer_sync()).
- * - Requests to a destroyed wheel fail with -ESHUTDOWN, and requests still
- *   queued when it is destroyed are done with result -ESHUTDOWN (when
- *   destroyed from a callback, once that callback has returned). A post
- *   that races the destroy does one or the other: it fails, or it returns
- *   0 or 1 and its request is done once the post (and any other post of
- *   the same request) and tw_wheel_destroy() (from a callback: the advance
- *   that ran it) have returned, with result -ESHUTDOWN unless the owner
- *   applied it before; this holds also while a backend still holds the
- *   wheel, so a thread waiting for it never waits for the backend to let
- *   go. Posting to a wheel whose memory may have been released is a use
- *   after free: stop the posting threads before the last of
- *   tw_wheel_destroy(), tw_uv_close() or tw_uring_detach().
- * - A poster that waits for a request (tw_request_wait_timeout()) waits at
- *   most its timeout: an owner whose loop has stopped without destroying
- *   the wheel never applies the request, and tw_request_wait() without a
- *   timeout would wait for it forever.
+ *   callback returns.
+ *   Requests are never applied inside callbacks.
+ * - A request is done once tw_request_done() or tw_request_wait() says so.
+ *   Then the effect of its latest post holds.
+ *   The owner no longer touches the request.
+ *   A timer cancelled by a done request never fires, unless re-armed since.
+ *   It may be freed, as after tw_del() on the owner (del_timer_sync()).
+ * - Requests to a destroyed wheel fail with -ESHUTDOWN.
+ *   Requests still queued at the destroy are done with result -ESHUTDOWN.
+ *   From a callback, that happens once the callback has returned.
+ * - A post that races the destroy either fails, or returns 0 or 1.
+ *   If it returns 0 or 1, its request is done once the post has returned.
+ *   It also waits for any other post of the same request to return.
+ *   And it waits for tw_wheel_destroy() to return.
+ *   From a callback, it waits for the advance that ran the destroy.
+ *   Its result is -ESHUTDOWN, unless the owner applied it before.
+ *   This holds also while a backend still holds the wheel.
+ *   So a waiting thread never waits for the backend to let go.
+ * - Posting to a wheel whose memory may have been released is a use after
+ *   free.
+ *   Stop the posting threads before the last of tw_wheel_destroy(),
+ *   tw_uv_close() or tw_uring_detach().
+ * - A poster may wait for a request with tw_request_wait_timeout().
+ *   It waits at most its timeout.
+ *   An owner whose loop stopped without destroying the wheel never applies
+ *   the request.
+ *   tw_request_wait(), which has no timeout, would wait for it forever.
  *
  * The owner learns of a request that moves the next expiry earlier through
- * the wake hook (tw_set_wake()); the backends install their own.
+ * the wake hook (tw_set_wake()).
+ * The backends install their own.
+ * timerwheel(7) gives the reasoning behind the queue's order.
  *
- * Loops. Any loop drives a wheel with three calls: sleep until
- * tw_next_expiry(), read the clock, tw_advance() to it. The loop kit does
- * the arithmetic around them: tw_clock_monotonic() reads the clock,
- * tw_deadline() makes "now + delay" without wrapping, tw_timeout_ms() turns
- * the next expiry into a poll() or epoll_wait() timeout rounded up, and
- * tw_ns_to_timespec() and tw_timeout_timespec() into the struct timespec of
- * timerfd_settime(), ppoll() and epoll_pwait2(). A loop whose one OS timer
- * should move only when it must (a timerfd) arms it from the notify hook
+ * Loops. Any loop drives a wheel with three calls.
+ * It sleeps until tw_next_expiry(), reads the clock, and calls tw_advance()
+ * with it.
+ * The loop kit does the arithmetic around them.
+ * tw_clock_monotonic() reads the clock.
+ * tw_deadline() makes "now + delay" without wrapping.
+ * tw_timeout_ms() turns the next expiry into a poll() or epoll_wait()
+ * timeout, rounded up.
+ * tw_ns_to_timespec() and tw_timeout_timespec() make the struct timespec of
+ * timerfd_settime(), ppoll() and epoll_pwait2().
+ * A loop may arm its one OS timer (a timerfd) from the notify hook
  * (tw_set_notify()).
+ * Then the OS timer moves only when it must.
  *
- * Errors. Functions return 0 or a positive count on success and a negative
- * errno on failure, and change nothing when they fail.
+ * Errors. Functions return 0 or a positive count on success.
+ * They return a negative errno on failure, and then change nothing.
  */
 #ifndef TIMERWHEEL_H
 #define TIMERWHEEL_H
@@ -114,19 +146,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /*
- * TW_API marks what the libraries export. They are built with every other
- * symbol hidden: on ELF through visibility("default") on these, on Windows
- * (PE/COFF) through __declspec(dllexport) while a DLL of timerwheel is
- * built (TW_BUILDING_DLL, defined by its build only). A program that uses
- * a DLL needs nothing: it links the DLL's import library as it would a
- * static one.
+ * TW_API marks what the libraries export.
+ * Every other symbol is hidden.
+ * On ELF it is visibility("default").
+ * On Windows it is __declspec(dllexport) while timerwheel's own DLL is
+ * built (TW_BUILDING_DLL).
+ * A program that uses the DLL needs nothing.
+ * It links the DLL's import library, as it would a static one.
  */
 #if defined(_WIN32) || defined(__CYGWIN__)
 #ifdef TW_BUILDING_DLL
@@ -141,14 +173,17 @@ extern "C" {
 #endif
 
 /*
- * Two error numbers the library returns are not in every <errno.h>:
- * Windows has neither, macOS and the BSDs have no EUCLEAN. Where this
- * header documents -EUCLEAN or -ESHUTDOWN, the value returned is
- * -TW_EUCLEAN or -TW_ESHUTDOWN: EUCLEAN and ESHUTDOWN themselves wherever
- * <errno.h> defines them, as Linux's does. Elsewhere TW_ESHUTDOWN is 4042,
- * on Windows libuv's UV_ESHUTDOWN negated (uv_strerror() names it), and
- * TW_EUCLEAN 4117, beyond the numbers the C libraries and libuv use.
- * Programs meant to be portable compare results with the TW_ names.
+ * Two error numbers the library returns are not in every <errno.h>.
+ * Windows has neither; macOS and the BSDs have no EUCLEAN.
+ * Where this header says -EUCLEAN or -ESHUTDOWN, the value is -TW_EUCLEAN
+ * or -TW_ESHUTDOWN.
+ * Where <errno.h> defines them (as Linux does), they are EUCLEAN and
+ * ESHUTDOWN.
+ * Elsewhere TW_ESHUTDOWN is 4042, which on Windows is libuv's UV_ESHUTDOWN
+ * negated.
+ * Elsewhere TW_EUCLEAN is 4117, beyond the C libraries' and libuv's
+ * numbers.
+ * Portable programs compare results with the TW_ names.
  */
 #if defined(EUCLEAN) && !defined(_WIN32)
 #define TW_EUCLEAN EUCLEAN
@@ -182,23 +217,27 @@ struct timespec; /* from <time.h>, for the loop kit's conversions */
  * @expires: the expiry last armed (ns, absolute). Read-only for the caller.
  * @fn:      the callback, set by tw_timer_init().
  *
- * The library never allocates a timer. Initialise it once with
- * tw_timer_init(); recover the outer struct in the callback with
- * tw_container_of(). Fields whose names start with tw__ are private.
- * Its size is part of the ABI, by data model: 40 bytes on LP64 (64-bit
- * Linux, macOS, the BSDs) and LLP64 (64-bit Windows); on ILP32 28 bytes
- * where uint64_t is 4-byte aligned in structs (i386) and 32 where it is
- * 8-byte aligned (32-bit ARM, Windows on x86).
+ * The library never allocates a timer.
+ * Initialise it once with tw_timer_init().
+ * In the callback, tw_container_of() gives the outer struct.
+ * Fields whose names start with tw__ are private.
+ * Its size is part of the ABI.
+ * It is 40 bytes on LP64 (64-bit Linux, macOS, the BSDs).
+ * It is 40 bytes on LLP64 (64-bit Windows).
+ * On ILP32 it is 28 bytes where uint64_t is 4-byte aligned in structs
+ * (i386).
+ * It is 32 bytes where uint64_t is 8-byte aligned (32-bit ARM, Windows on
+ * x86).
  */
 struct tw_timer {
 	struct tw_timer *tw__next;
 	struct tw_timer **tw__pprev;
 	uint64_t expires;
 	void (*fn)(struct tw_timer *t);
-	uint32_t tw__owner; /* id of the wheel it is armed on, 0 if idle */
-	uint16_t tw__where; /* which list it is on, 0 if idle */
+	uint32_t tw__owner;
+	uint16_t tw__where;
 	uint8_t tw__flags;
-	uint8_t tw__magic; /* set by tw_timer_init() */
+	uint8_t tw__magic;
 };
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
@@ -211,12 +250,14 @@ typedef char tw__timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_timer
 /**
  * struct tw_request - a request from another thread to arm, re-arm or cancel
  *
- * Provided by the posting thread (embed it in the work item that posts it):
- * the queue allocates nothing. A new request is zero-filled (memset(), or
- * `= {0}`). One request carries one operation at a time, the one it was
- * posted with last: posting it again while it is queued replaces the
- * operation, timer, expiry and window it carries (see tw_post_mod()). All
- * fields are private; 40 bytes on 64-bit targets.
+ * The posting thread provides it: embed it in the work item that posts it.
+ * The queue allocates nothing.
+ * A new request is zero-filled (memset(), or `= {0}`).
+ * A request carries one operation at a time, the one of its latest post.
+ * Posting it again while it is queued replaces its operation, timer,
+ * expiry and window (see tw_post_mod()).
+ * All fields are private.
+ * It is 40 bytes on 64-bit targets.
  */
 struct tw_request {
 	struct tw_request *tw__next;
@@ -239,14 +280,18 @@ typedef char tw__request_size_check[(sizeof(void *) != 8 || sizeof(struct tw_req
  * @timer:  the embedded timer; arm it with tw_add(w, &p->timer, first).
  * @period: the period in ns, read each time the timer fires; may be changed.
  *
- * Before its callback runs, a periodic timer is re-armed at
- * expires + n * period, with the smallest n that puts it after the
- * advance's `now`: it never drifts, and a timer that fell more than a period
- * behind skips to the next future multiple instead of firing a burst.
- * Stop it with tw_del(), also from its own callback (it is pending there).
- * The re-arm saturates at UINT64_MAX; a timer that fires when `now` is
- * UINT64_MAX is not re-armed (no later time exists) and is idle in its
- * callback, its expires still the expiry it fired for.
+ * Before its callback runs, the timer is re-armed at expires + n * period.
+ * n is the smallest number that puts it after the advance's `now`.
+ * So it never drifts.
+ * A timer that fell more than a period behind skips to the next future
+ * multiple.
+ * It does not fire a burst.
+ * Stop it with tw_del(), also from its own callback, where it is pending.
+ * The re-arm saturates at UINT64_MAX.
+ * A timer that fires when `now` is UINT64_MAX is not re-armed: no later
+ * time exists.
+ * It is then idle in its callback, and its expires is the expiry it fired
+ * for.
  */
 struct tw_periodic {
 	struct tw_timer timer;
@@ -258,9 +303,12 @@ struct tw_periodic {
  * @tick_ns:   the resolution in ns; 0 means TW_DEFAULT_TICK_NS.
  * @slot_bits: log2 of the slots per level, 1 to 6; 0 means 6.
  * @slack_ns:  the slack of timers armed with tw_add() and tw_mod(), in ns;
- *             0 means exact (see "Slack" and tw_add_range()).
+ *             0 means exact (see "Slack").
  *
  * The wheel has as many levels as it takes to cover every 64-bit time.
+ * The default slack serves code that arms through tw_add() and tw_mod(),
+ * such as libraries and the C++ API.
+ * tw_add_range() and tw_mod_range() give one timer its own slack.
  */
 struct tw_config {
 	uint64_t tick_ns;
@@ -270,17 +318,17 @@ struct tw_config {
 
 /**
  * struct tw_stats - counters since the wheel was created
- * @armed:        timers armed by tw_add() and tw_mod(), periodic re-arms included
+ * @armed:        timers armed by tw_add() and tw_mod(), periodic re-arms
+ *                included
  * @fired:        callbacks called
  * @cancelled:    pending timers disarmed by tw_del()
- * @cascaded:     timers moved from a coarser level to a finer one (or from
- *                a coarser level straight to the due list); a timer re-armed
- *                later and placed again at its own or a coarser level is not
- *                counted
- * @placed:       timers put into a wheel slot: when armed for a later tick,
- *                and again each time their slot comes due and they move on
- *                (placed / armed is the placements per timer; slack lowers
- *                it); not the timers a wake-up's search puts back
+ * @cascaded:     timers moved from a coarser level to a finer one, or
+ *                straight to the due list. A re-armed timer placed again at
+ *                its own or a coarser level is not counted.
+ * @placed:       timers put into a wheel slot. A timer counts when armed for
+ *                a later tick, and again each time its slot comes due and it
+ *                moves on. placed / armed is the placements per timer; slack
+ *                lowers it. Timers a wake-up's search puts back do not count.
  * @advances:     calls of tw_advance() that moved or kept time
  * @idle_advances: such calls that fired nothing (cascades only, early
  *                wake-ups, or a loop's advances between timers)
@@ -305,20 +353,21 @@ struct tw_stats {
 /**
  * struct tw_lateness - how late timers fired, as a histogram
  * @tick_ns: the wheel's tick, for reading the buckets against it
- * @count:   @count[0]: timers that fired at their expiry to the ns;
- *           @count[b], b >= 1: those that fired from 2^(b-1) ns up to (not
- *           including) 2^b ns after it (with a 1 ms tick, a tick is in
- *           bucket 20, from 0.52 to 1.05 ms)
+ * @count:   @count[0] counts the timers that fired at their expiry to the ns.
+ *           For b >= 1, @count[b] counts those that fired from 2^(b-1) ns up
+ *           to (not including) 2^b ns after it.
+ *           With a 1 ms tick, a tick is in bucket 20, from 0.52 to 1.05 ms.
  * @fired:   the sum of @count, the callbacks called
  * @max_ns:  the largest lateness, in ns
  *
- * Lateness is the @now of the advance that fired a timer minus its expiry
- * (for a periodic timer, the expiry it fired for): what the wheel itself
- * adds, by rounding to ticks, by slack windows and by a budget that left a
- * timer for a later advance, and how late the program advanced it. With a
- * backend, that @now is the clock read when its OS timer woke it, so the
- * OS's own wake-up lateness is in it too. It does not include a loop's own
- * delay from that @now to the callback.
+ * Lateness is the @now of the advance that fired a timer, minus its expiry.
+ * For a periodic timer it is the expiry it fired for.
+ * It includes what the wheel adds: rounding to ticks and slack windows.
+ * It includes the wait of a timer a budget left for a later advance.
+ * It includes how late the program advanced the wheel.
+ * With a backend, @now is the clock read when its OS timer woke it.
+ * So the OS's own wake-up lateness is in it too.
+ * It does not include a loop's own delay from that @now to the callback.
  */
 struct tw_lateness {
 	uint64_t tick_ns;
@@ -333,28 +382,37 @@ struct tw_lateness {
  * @next: the wheel's new next expiry (as tw_next_expiry()), UINT64_MAX if none
  * @arg:  the argument given to tw_set_notify()
  *
- * Called (1) from tw_add()/tw_mod() when the next expiry moves earlier than
- * the last value passed to the hook, or when the wheel was empty; (2) from
- * tw_del() when the wheel becomes empty, and from tw_wheel_destroy(), with
- * UINT64_MAX; and (3) at the end of every tw_advance() that moved or kept
- * the clock, with the next expiry then (UINT64_MAX if a callback destroyed
- * the wheel). A backward
- * tw_advance() is a no-op and calls nothing. The hook is never called
- * while callbacks run. A backend arms its single OS timer for @next here.
+ * A backend arms its single OS timer for @next here.
+ * The wheel calls the hook in these cases:
  *
- * @next is UINT64_MAX both for an empty wheel and for one whose timers fire
- * only at UINT64_MAX; tw_count() tells them apart, and a loop should stay
- * alive for the second, as it would for a native timer with the largest
- * timeout. The hook may read the wheel (tw_count(), tw_next_expiry(),
- * tw_now()) and may remove itself (tw_set_notify(w, NULL, NULL)), e.g. on
- * hearing that a destroyed wheel is empty; it must not change the wheel
- * otherwise.
+ * - From tw_add() and tw_mod(), when the next expiry moves earlier than the
+ *   last value passed to the hook.
+ * - From tw_add() and tw_mod(), when the wheel was empty.
+ * - From tw_del() when the wheel becomes empty, with UINT64_MAX.
+ * - From tw_wheel_destroy(), with UINT64_MAX.
+ * - At the end of every tw_advance() that moved or kept the clock, with the
+ *   next expiry then.
+ *   That is UINT64_MAX if a callback destroyed the wheel.
  *
- * An installed hook holds the wheel: a destroyed wheel's memory is
- * released only once the hook is removed (see tw_wheel_destroy()).
+ * A backward tw_advance() is a no-op and calls nothing.
+ * The hook is never called while callbacks run.
  *
- * Return: 1 if the hook started, moved or stopped the OS timer, else 0
- * (counted in &tw_stats.os_rearms).
+ * @next is UINT64_MAX for an empty wheel.
+ * It is also UINT64_MAX for a wheel whose timers fire only at UINT64_MAX.
+ * tw_count() tells them apart.
+ * A loop should stay alive for the second, as for a native timer with the
+ * largest timeout.
+ * The hook may read the wheel: tw_count(), tw_next_expiry(), tw_now().
+ * It may remove itself with tw_set_notify(w, NULL, NULL).
+ * For example, it may do so on hearing that a destroyed wheel is empty.
+ * It must not change the wheel otherwise.
+ *
+ * An installed hook holds the wheel.
+ * A destroyed wheel's memory is released only once the hook is removed (see
+ * tw_wheel_destroy()).
+ *
+ * Return: 1 if the hook started, moved or stopped the OS timer, else 0.
+ * The 1s are counted in &tw_stats.os_rearms.
  */
 typedef int (*tw_notify_fn)(struct tw_wheel *w, uint64_t next, void *arg);
 
@@ -364,9 +422,9 @@ typedef int (*tw_notify_fn)(struct tw_wheel *w, uint64_t next, void *arg);
  * @type:   the outer struct's type
  * @member: the member's name within @type
  *
- * @ptr may point to const (e.g. in a function taking a const timer); the
- * result is a plain @type *, so keep the const yourself if it matters. The
- * arithmetic goes through an integer so that -Wcast-qual stays quiet.
+ * @ptr may point to const, e.g. in a function that takes a const timer.
+ * The result is a plain @type *: keep the const yourself if it matters.
+ * The arithmetic goes through an integer, so -Wcast-qual stays quiet.
  */
 #define tw_container_of(ptr, type, member) \
 	((type *)(uintptr_t)((uintptr_t)(ptr) - offsetof(type, member)))
@@ -374,8 +432,9 @@ typedef int (*tw_notify_fn)(struct tw_wheel *w, uint64_t next, void *arg);
 /**
  * tw_version - the version of the library the program runs with
  *
- * Compare with TW_VERSION_HEX, the version the program was compiled
- * against, as libuv's uv_version() and UV_VERSION_HEX are compared.
+ * Compare it with TW_VERSION_HEX, the version the program was compiled
+ * against.
+ * libuv's uv_version() and UV_VERSION_HEX work the same way.
  *
  * Return: (major << 16) | (minor << 8) | patch.
  */
@@ -394,14 +453,18 @@ TW_API const char *tw_version_string(void);
  * @cfg: geometry, or NULL for the defaults (1 ms tick, 64 slots per level)
  * @now: the current time in ns
  *
- * One allocation per wheel, and none after it: 48 bytes per slot (levels
- * times 2^slot_bits slots) and about 1,900 bytes besides: 26,456 bytes with
- * the defaults on x86-64. Besides, the process-wide set of live wheel ids
- * (4 bytes per live wheel, kept at most half full) grows when more wheels
- * are alive at once than it holds, and is freed when none is.
+ * A wheel is one allocation, and it allocates nothing after it.
+ * It takes 48 bytes per slot, and there are levels times 2^slot_bits slots.
+ * It takes about 1,900 bytes besides.
+ * With the defaults on x86-64 that is 26,456 bytes.
+ * The process also keeps one set of live wheel ids.
+ * The set takes 4 bytes per live wheel and is kept at most half full.
+ * It grows when more wheels are alive at once than it holds.
+ * It is freed when no wheel is alive.
  *
- * Return: 0, -EINVAL if @out is NULL or @cfg->slot_bits is above 6,
- * -ENOMEM if an allocation failed.
+ * Return: 0 on success.
+ * It returns -EINVAL if @out is NULL or @cfg->slot_bits is above 6.
+ * It returns -ENOMEM if an allocation failed.
  */
 TW_API int tw_wheel_create(struct tw_wheel **out, const struct tw_config *cfg, uint64_t now);
 
@@ -409,26 +472,35 @@ TW_API int tw_wheel_create(struct tw_wheel **out, const struct tw_config *cfg, u
  * tw_wheel_destroy - free a wheel
  * @w: the wheel, or NULL (then nothing happens)
  *
- * Timers still armed become idle at once (tw_pending() is false) and are
- * never called; their memory may be released right after this call. A
- * second call on the same wheel, while its memory is still held (below),
- * does nothing.
+ * Timers still armed become idle at once (tw_pending() is false).
+ * They are never called.
+ * Their memory may be released right after this call.
+ * A second call on the same wheel does nothing, while its memory is still
+ * held.
  *
  * The wheel's own memory is released when nothing holds it any longer:
  *
- * - From inside one of @w's callbacks, when that tw_advance() returns. No
- *   further callback of @w runs in that advance.
+ * - From inside one of @w's callbacks, when that tw_advance() returns.
+ *   No further callback of @w runs in that advance.
  * - While a notify hook is installed (a backend drives @w), when the hook
- *   is removed: tw_set_notify(@w, NULL), which tw_uv_close() and
- *   tw_uring_detach() do. Until then the backend may still read @w; the
- *   hook is called once more with UINT64_MAX (at once, or when the advance
- *   ends if the destroy came from a callback), so it can stop its OS timer.
+ *   is removed.
+ *   tw_set_notify(@w, NULL) removes it, and tw_uv_close() and
+ *   tw_uring_detach() call that.
+ *   Until then the backend may still read @w.
+ *   The hook is called once more with UINT64_MAX, so it can stop its OS
+ *   timer.
+ *   That call comes at once, or when the advance ends if the destroy came
+ *   from a callback.
  *
- * Until it is released, a destroyed wheel holds no timer: tw_add(),
- * tw_mod() and tw_advance() return -EINVAL (tw_advance() from a callback
- * -EBUSY), tw_set_notify() with a hook -EINVAL, tw_del() of an idle timer
- * 0, tw_count() 0 and tw_next_expiry() UINT64_MAX. Once released, @w must
- * not be used again.
+ * Until it is released, a destroyed wheel holds no timer:
+ *
+ * - tw_add(), tw_mod() and tw_advance() return -EINVAL.
+ *   tw_advance() from a callback returns -EBUSY.
+ * - tw_set_notify() with a hook returns -EINVAL.
+ * - tw_del() of an idle timer returns 0.
+ * - tw_count() returns 0, and tw_next_expiry() UINT64_MAX.
+ *
+ * Once released, @w must not be used again.
  */
 TW_API void tw_wheel_destroy(struct tw_wheel *w);
 
@@ -437,7 +509,8 @@ TW_API void tw_wheel_destroy(struct tw_wheel *w);
  * @t:  the timer
  * @fn: its callback, called with @t when it fires
  *
- * Call it once, while the timer is idle. A NULL @t is ignored.
+ * Call it once, while the timer is idle.
+ * A NULL @t is ignored.
  */
 TW_API void tw_timer_init(struct tw_timer *t, void (*fn)(struct tw_timer *t));
 
@@ -459,13 +532,17 @@ TW_API int tw_periodic_init(struct tw_periodic *p, void (*fn)(struct tw_timer *t
  * @t:       an initialised, idle timer
  * @expires: the expiry, absolute ns; in the past means the next advance
  *
- * O(1). The timer gets the wheel's default slack (&tw_config.slack_ns, 0
- * unless the wheel was created with one); tw_add_range() gives its own.
+ * O(1).
+ * The timer gets the wheel's default slack, &tw_config.slack_ns.
+ * That is 0 unless the wheel was created with one.
+ * tw_add_range() gives a timer its own slack.
  *
- * Return: 0, -EINVAL if @w or @t is NULL, @t was not initialised with
- * tw_timer_init() (or has no callback), or @w was destroyed (see
- * tw_wheel_destroy()); -EBUSY if @t is already armed (on this wheel or
- * another).
+ * Return: 0 on success.
+ * It returns -EINVAL if @w or @t is NULL, or @w was destroyed (see
+ * tw_wheel_destroy()).
+ * It returns -EINVAL if @t was not initialised with tw_timer_init(), or has
+ * no callback.
+ * It returns -EBUSY if @t is already armed, on this wheel or another.
  */
 TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
 
@@ -475,17 +552,20 @@ TW_API int tw_add(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * @t:       an initialised timer, idle or armed on @w
  * @expires: the new expiry, absolute ns
  *
- * Moving an armed timer later only stores the new expiry: the timer stays
- * in its bucket, which comes due first and places it again then. So the
- * common re-arm, a timeout pushed forward on each event, touches no other
- * timer's memory. (A timer with slack stays while its bucket comes due
- * before its new window opens, or holds the tick picked in that window,
- * and moves otherwise.) The timer gets the wheel's default slack, as with
- * tw_add(); tw_mod_range() gives its own.
+ * Moving an armed timer later only stores the new expiry.
+ * So the common re-arm, a timeout pushed forward on each event, touches no
+ * other timer's memory.
+ * A timer with slack also stays where it is in two cases.
+ * Either its place comes due before its new window opens.
+ * Or its place holds the tick picked in that window.
+ * Otherwise it moves, still in O(1).
+ * The timer gets the wheel's default slack, as with tw_add().
+ * tw_mod_range() gives a timer its own slack.
  *
- * Return: 1 if @t was armed before, 0 if it was idle, -EINVAL if @w or @t
- * is NULL, @t was not initialised, @t is armed on another wheel, or @w was
- * destroyed (see tw_wheel_destroy()).
+ * Return: 1 if @t was armed before, 0 if it was idle.
+ * It returns -EINVAL if @w or @t is NULL, or @t was not initialised.
+ * It returns -EINVAL if @t is armed on another wheel.
+ * It returns -EINVAL if @w was destroyed (see tw_wheel_destroy()).
  */
 TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
 
@@ -496,12 +576,16 @@ TW_API int tw_mod(struct tw_wheel *w, struct tw_timer *t, uint64_t expires);
  * @expires: the start of the window, absolute ns: never earlier
  * @slack:   the window's length in ns; 0 is exact, as tw_add()
  *
- * The timer fires in [@expires, @expires + @slack rounded up to a tick]:
- * at the tick the wheel picks in that window, the coarsest one, which many
- * timers share and until which a backend sleeps, or earlier in a wake-up
- * that reaches @expires rounded up to a tick (see "Slack"). The window is kept for a periodic timer's re-arms. Like
- * Linux's hrtimer_start_range_ns() and libdispatch's leeway: pass what
- * the program can tolerate, e.g. a second on a 30 s idle timeout. O(1).
+ * O(1).
+ * The timer fires in [@expires, @expires + @slack rounded up to a tick].
+ * It fires at the tick the wheel picks in that window, the coarsest one.
+ * Many timers share that tick, and a backend sleeps until it.
+ * It may fire earlier, in a wake-up that reaches @expires rounded up to a
+ * tick (see "Slack").
+ * A periodic timer keeps its window for its re-arms.
+ * Like Linux's hrtimer_start_range_ns() and libdispatch's leeway, pass
+ * what the program can tolerate.
+ * For example, pass a second on a 30 s idle timeout.
  *
  * Return: as tw_add().
  */
@@ -514,11 +598,13 @@ TW_API int tw_add_range(struct tw_wheel *w, struct tw_timer *t, uint64_t expires
  * @expires: the start of the window, absolute ns
  * @slack:   the window's length in ns; 0 is exact, as tw_mod()
  *
- * As tw_mod(), with the window of tw_add_range(): a re-arm only stores the
- * new expiry and window if the timer's bucket comes due before the new
- * window opens, or holds the new tick (the coarsest of the new window);
- * any other moves the timer, still O(1). With a slack under one tick the
- * timer is exact, and tw_mod()'s rule applies.
+ * As tw_mod(), with the window of tw_add_range().
+ * A re-arm only stores the new expiry and window in two cases.
+ * Either the timer's place comes due before the new window opens.
+ * Or its place holds the new tick, the coarsest of the new window.
+ * Any other re-arm moves the timer, still in O(1).
+ * With a slack under one tick the timer is exact, and tw_mod()'s rule
+ * applies.
  *
  * Return: as tw_mod().
  */
@@ -529,11 +615,12 @@ TW_API int tw_mod_range(struct tw_wheel *w, struct tw_timer *t, uint64_t expires
  * @w: the wheel
  * @t: the timer
  *
- * Cancelling an idle timer is not an error. Safe from any callback, also
- * for timers due in the same advance (they then do not fire).
+ * Cancelling an idle timer is not an error.
+ * It is safe from any callback.
+ * A timer due in the same advance then does not fire.
  *
- * Return: 1 if @t was armed, 0 if it was idle, -EINVAL if @w or @t is NULL
- * or @t is armed on another wheel.
+ * Return: 1 if @t was armed, 0 if it was idle.
+ * It returns -EINVAL if @w or @t is NULL, or @t is armed on another wheel.
  */
 TW_API int tw_del(struct tw_wheel *w, struct tw_timer *t);
 
@@ -541,9 +628,11 @@ TW_API int tw_del(struct tw_wheel *w, struct tw_timer *t);
  * tw_pending - is the timer armed?
  * @t: the timer, or NULL (false)
  *
- * True from tw_add()/tw_mod() until it fires or is cancelled; a periodic
- * timer stays pending in its own callback, unless it was not re-armed
- * (period 0, or fired when `now` was UINT64_MAX).
+ * A timer is pending from tw_add() or tw_mod() until it fires or is
+ * cancelled.
+ * A periodic timer stays pending in its own callback.
+ * It is not pending there if it was not re-armed: period 0, or it fired
+ * when `now` was UINT64_MAX.
  */
 TW_API bool tw_pending(const struct tw_timer *t);
 
@@ -553,15 +642,20 @@ TW_API bool tw_pending(const struct tw_timer *t);
  * @now:    the time to get past
  * @period: the period in ns
  *
- * Like the kernel's hrtimer_forward(): t->expires becomes
- * expires + n * period with the smallest n that makes it later than @now.
- * Both saturate at UINT64_MAX: the expiry is then UINT64_MAX, which is not
- * later than a @now of UINT64_MAX (no time is). Arm it afterwards with
- * tw_add(). Drift-free, and skips missed periods instead of bursting.
+ * Like the kernel's hrtimer_forward().
+ * t->expires becomes expires + n * period.
+ * n is the smallest number that makes it later than @now.
+ * Both saturate at UINT64_MAX.
+ * The expiry is then UINT64_MAX, which is not later than a @now of
+ * UINT64_MAX (no time is).
+ * Arm the timer afterwards with tw_add().
+ * It never drifts, and it skips missed periods instead of bursting.
  *
- * Return: n, the number of periods added (UINT64_MAX if it does not fit,
- * e.g. expiry 0, @now UINT64_MAX, @period 1); 0 if @t is NULL or pending,
- * @period is 0, or the expiry is already later than @now.
+ * Return: n, the number of periods added.
+ * n is UINT64_MAX if it does not fit, e.g. expiry 0, @now UINT64_MAX,
+ * @period 1.
+ * It returns 0 if @t is NULL or pending, or @period is 0.
+ * It returns 0 if the expiry is already later than @now.
  */
 TW_API uint64_t tw_forward(struct tw_timer *t, uint64_t now, uint64_t period);
 
@@ -570,13 +664,15 @@ TW_API uint64_t tw_forward(struct tw_timer *t, uint64_t now, uint64_t period);
  * @w:   the wheel
  * @now: the current time in ns
  *
- * Jumps over empty stretches through per-level bitmaps: an advance of ten
- * hours with nothing due costs a handful of bit operations. A @now earlier
- * than tw_now() is a no-op that returns 0.
+ * It jumps over empty stretches.
+ * An advance of ten hours with nothing due costs a handful of bit
+ * operations.
+ * A @now earlier than tw_now() is a no-op that returns 0.
  *
- * Return: the number of callbacks called, -EINVAL if @w is NULL or was
- * destroyed (see tw_wheel_destroy()), -EBUSY if called from one of @w's
- * callbacks.
+ * Return: the number of callbacks called.
+ * It returns -EINVAL if @w is NULL or was destroyed (see
+ * tw_wheel_destroy()).
+ * It returns -EBUSY if called from one of @w's callbacks.
  */
 TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
 
@@ -586,27 +682,39 @@ TW_API int tw_advance(struct tw_wheel *w, uint64_t now);
  * @now:    the current time in ns
  * @budget: the most callbacks to call, at least 1
  *
- * For a loop that must stay responsive when many timers come due at once
- * (after a suspend, a pause, a stalled loop): it moves the clock to @now as
- * tw_advance() does, then takes the first @budget due timers, in the order
- * of their ticks, as its batch, calls their callbacks, and leaves the
- * others due, in that order: tw_next_expiry() is tw_now() while any is
- * left, and the next advance, with or without a budget, fires them first,
- * before the timers that come due at a later tick. So the loop serves its
- * I/O between two batches. Every guarantee holds across batches: no timer
- * fires before its expiry, each fires once, the batches keep tick order,
- * and a callback may cancel or re-arm a timer still waiting, in its batch
- * or a later one (it then fires by its new expiry, or not at all). The
- * batch is taken before its first callback runs and is not refilled: a
- * timer of the batch that an earlier callback cancels or re-arms leaves
- * it, and fewer than @budget callbacks run although timers are still due
- * (the return value says how many ran). A timer armed already due, from a
- * callback or between two batches, fires after the timers left waiting. A
- * budget of UINT_MAX is no budget.
+ * For a loop that must stay responsive when many timers come due at once,
+ * e.g. after a suspend or a stall.
+ * It moves the clock to @now, as tw_advance() does.
+ * It takes the first @budget due timers, in tick order, as its batch.
+ * It calls their callbacks.
+ * The other due timers stay due, in the same order.
+ * While any is left, tw_next_expiry() is tw_now().
+ * The next advance fires them first, with or without a budget.
+ * They fire before the timers that come due at a later tick.
+ * So the loop serves its I/O between two batches.
  *
- * Return: the number of callbacks called (at most @budget), -EINVAL if @w
- * is NULL or was destroyed, or @budget is 0, -EBUSY if called from one of
- * @w's callbacks.
+ * Every guarantee holds across batches:
+ *
+ * - No timer fires before its expiry.
+ * - Each timer fires once.
+ * - The batches keep tick order.
+ * - A callback may cancel or re-arm a timer still waiting, in its batch or
+ *   a later one.
+ *   That timer then fires by its new expiry, or not at all.
+ *
+ * The batch is taken before its first callback runs.
+ * It is not refilled.
+ * A timer of the batch that an earlier callback cancels or re-arms leaves
+ * it.
+ * Then fewer than @budget callbacks run, although timers are still due.
+ * The return value says how many ran.
+ * A timer armed already due fires after the timers left waiting.
+ * That holds for one armed from a callback or between two batches.
+ * A budget of UINT_MAX is no budget.
+ *
+ * Return: the number of callbacks called, at most @budget.
+ * It returns -EINVAL if @w is NULL or was destroyed, or @budget is 0.
+ * It returns -EBUSY if called from one of @w's callbacks.
  */
 TW_API int tw_advance_budget(struct tw_wheel *w, uint64_t now, unsigned budget);
 
@@ -615,21 +723,29 @@ TW_API int tw_advance_budget(struct tw_wheel *w, uint64_t now, unsigned budget);
  * @w:      the wheel
  * @budget: at least 1; UINT_MAX (the default) for no budget
  *
- * The libuv and io_uring backends advance their wheel with
- * tw_advance_budget(w, now, tw_wake_budget(w)) when their OS timer fires:
- * with a budget, a wake-up that finds many timers due fires that many and
- * leaves the rest for the next turn of the loop, which serves its I/O in
- * between. A loop of the program's own can do the same. A libuv backend
- * that carries timers of the uv_timer_t layer (<timerwheel/uv_timer.h>,
- * from the first tw_uv_timer_init_on() on it, or tw_uv_timer_init() for
- * the loop's own) advances its wheel without a budget and spends the
- * budget on the layer's callbacks instead: the program's own timers on
- * that wheel all fire in their wake-up. Set it on the
- * backend's wheel (tw_uv_wheel(), or the wheel given to tw_uring_attach())
- * at any time, also from a callback: it applies from the next wake-up.
- * The libuv backend arms its uv timer in libuv's whole milliseconds, so
- * the rest waits for the next millisecond: at most about @budget timers
- * per millisecond, and the loop's I/O served meanwhile.
+ * The libuv and io_uring backends read it when their OS timer fires.
+ * They then call tw_advance_budget(w, now, tw_wake_budget(w)).
+ * A wake-up that finds many timers due fires that many of them.
+ * It leaves the rest for the next turn of the loop.
+ * The loop serves its I/O in between.
+ * A loop of the program's own can do the same.
+ *
+ * The uv_timer_t layer (<timerwheel/uv_timer.h>) changes this on a libuv
+ * backend that carries its timers.
+ * That starts with the first tw_uv_timer_init_on() on the backend.
+ * For the loop's own backend, it starts with tw_uv_timer_init().
+ * Such a backend advances its wheel without a budget.
+ * It spends the budget on the layer's callbacks instead.
+ * The program's own timers on that wheel all fire in their wake-up.
+ *
+ * Set it on the backend's wheel: tw_uv_wheel(), or the wheel given to
+ * tw_uring_attach().
+ * It may be set at any time, also from a callback.
+ * It applies from the next wake-up.
+ * The libuv backend arms its uv timer in libuv's whole milliseconds.
+ * So the rest waits for the next millisecond.
+ * That fires at most about @budget timers per millisecond.
+ * The loop's I/O is served meanwhile.
  *
  * Return: 0, -EINVAL if @w is NULL or @budget is 0.
  */
@@ -647,25 +763,30 @@ TW_API unsigned tw_wake_budget(const struct tw_wheel *w);
  * tw_next_expiry - when the wheel next has work
  * @w: the wheel
  *
- * The moment to wake for the earliest firing tick: a timer's expiry, or
- * for a timer with slack the tick the wheel picked in its window (the
- * advance that reaches it also fires every timer whose window has opened;
- * see "Slack"). Found in the first non-empty bucket of the lowest non-empty
- * level (through occupancy bitmaps, O(1)), no earlier than the lower bound
- * that bucket keeps on its timers' ticks. Never later than the earliest
- * firing tick; exactly that unless a timer left that bucket since it was
- * armed (cancelled, or re-armed to any other time: the bound is not raised
- * when a timer leaves); tw_now() if a timer is already due, also in a
- * callback while timers of the same advance are still to run.
- * Cascades happen inside the advance that reaches this moment, so a
- * cascade alone never wakes a loop that sleeps until it. Such a loop can
- * still wake without firing anything: after a cancel or a re-arm took the
- * earliest timer out of its bucket, the bucket's bound stays, and the loop
- * wakes there once for nothing (at most once per bucket left early; counted
- * in &tw_stats.idle_advances).
+ * The moment to wake for the earliest firing tick.
+ * For an exact timer, that is its expiry.
+ * For a timer with slack, it is the tick the wheel picked in its window.
+ * The advance that reaches it also fires every timer whose window has
+ * opened (see "Slack").
+ * It costs O(1), through occupancy bitmaps.
+ * It is never later than the earliest firing tick.
+ * It is exactly that tick, unless a timer left its slot early: cancelled,
+ * or re-armed elsewhere.
+ * It is tw_now() if a timer is already due.
+ * That holds also in a callback, while timers of the same advance are
+ * still to run.
+ * Cascades happen inside the advance that reaches this moment.
+ * So a cascade alone never wakes a loop that sleeps until it.
+ * Such a loop can still wake without firing anything.
+ * That happens after a cancel or a re-arm took the earliest timer out of
+ * its place.
+ * It happens at most once per place a timer left early.
+ * &tw_stats.idle_advances counts such wake-ups.
+ * timerwheel(7) explains the bound this moment comes from.
  *
- * Return: the time in ns, or UINT64_MAX if nothing is armed (or the
- * earliest timer fires only at UINT64_MAX, or @w is NULL).
+ * Return: the time in ns.
+ * It is UINT64_MAX if nothing is armed, or @w is NULL.
+ * It is also UINT64_MAX if the earliest timer fires only at UINT64_MAX.
  */
 TW_API uint64_t tw_next_expiry(const struct tw_wheel *w);
 
@@ -693,15 +814,19 @@ TW_API uint64_t tw_tick(const struct tw_wheel *w);
  * @fn:  the hook, or NULL to remove it
  * @arg: passed to the hook
  *
- * The hook is not called when it is installed: arm the OS timer for
- * tw_next_expiry() then; from there on the hook hears every change that
- * matters (see tw_notify_fn). Removing the hook from a destroyed wheel
- * releases the wheel (see tw_wheel_destroy()); from inside the hook, once
- * it has returned.
+ * The hook is not called when it is installed.
+ * Arm the OS timer for tw_next_expiry() then.
+ * From there on the hook hears every change that matters (see
+ * tw_notify_fn).
+ * Removing the hook from a destroyed wheel releases the wheel (see
+ * tw_wheel_destroy()).
+ * From inside the hook, the release comes once the hook has returned.
  *
- * Return: 0, -EINVAL if @w is NULL, or @fn is not NULL and @w was
- * destroyed; -EBUSY if a hook is installed and @fn is not NULL (one backend
- * per wheel).
+ * Return: 0 on success.
+ * It returns -EINVAL if @w is NULL, or @fn is not NULL and @w was
+ * destroyed.
+ * It returns -EBUSY if a hook is installed and @fn is not NULL: one backend
+ * per wheel.
  */
 TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
 
@@ -709,14 +834,18 @@ TW_API int tw_set_notify(struct tw_wheel *w, tw_notify_fn fn, void *arg);
  * tw_clock_monotonic - read CLOCK_MONOTONIC in nanoseconds
  *
  * The clock the wheel's times are counted in, for programs that have none
- * of their own: clock_gettime(CLOCK_MONOTONIC) on POSIX systems,
- * QueryPerformanceCounter() on Windows. The wheel never calls it: pass its
- * value to tw_wheel_create() and tw_advance(), and build expiries on it
- * with tw_deadline(). The libuv and io_uring backends read the same clock
- * (tw_uv_now(), tw_uring_now()).
+ * of their own.
+ * On POSIX systems it calls clock_gettime(CLOCK_MONOTONIC).
+ * On Windows it calls QueryPerformanceCounter().
+ * The wheel never calls it.
+ * Pass its value to tw_wheel_create() and tw_advance().
+ * Build expiries on it with tw_deadline().
+ * The libuv and io_uring backends read the same clock (tw_uv_now(),
+ * tw_uring_now()).
  *
  * Return: the time in ns since an arbitrary moment before the process
- * started (on Linux, boot), never going backwards.
+ * started (on Linux, boot).
+ * It never goes backwards.
  */
 TW_API uint64_t tw_clock_monotonic(void);
 
@@ -725,11 +854,11 @@ TW_API uint64_t tw_clock_monotonic(void);
  * @now:   a time in ns, e.g. tw_clock_monotonic()
  * @delay: a delay in ns
  *
- * @now + @delay, or UINT64_MAX if the sum does not fit: a delay of
- * UINT64_MAX means "never" instead of wrapping into the past, where the
- * timer would fire at once. Give the result to tw_add() or tw_mod().
+ * Give the result to tw_add() or tw_mod().
  *
- * Return: the deadline in ns.
+ * Return: @now + @delay, or UINT64_MAX if the sum does not fit.
+ * So a delay of UINT64_MAX means "never".
+ * It does not wrap into the past, where the timer would fire at once.
  */
 TW_API uint64_t tw_deadline(uint64_t now, uint64_t delay);
 
@@ -738,15 +867,18 @@ TW_API uint64_t tw_deadline(uint64_t now, uint64_t delay);
  * @now:     the current time in ns, e.g. tw_clock_monotonic()
  * @expires: the moment to wake, e.g. tw_next_expiry()
  *
- * Whole milliseconds, rounded up, so that a loop that sleeps this long
- * never wakes before @expires: poll(fds, n, tw_timeout_ms(now,
- * tw_next_expiry(w))), then tw_advance(w, tw_clock_monotonic()). Clamped
- * to INT_MAX (about 24.8 days): a loop that wakes after that sleeps again,
- * having fired nothing.
+ * Whole milliseconds, rounded up.
+ * So a loop that sleeps this long never wakes before @expires.
+ * Use: poll(fds, n, tw_timeout_ms(now, tw_next_expiry(w))).
+ * Then call tw_advance(w, tw_clock_monotonic()).
+ * The timeout is clamped to INT_MAX ms, about 24.8 days.
+ * A loop that wakes after that fires nothing, and sleeps again.
  *
- * Return: -1 (wait without a timeout) if @expires is UINT64_MAX, nothing
- * being armed; 0 if @expires is not later than @now; else the milliseconds
- * from @now to @expires rounded up, at most INT_MAX.
+ * Return: -1 (wait without a timeout) if @expires is UINT64_MAX.
+ * That is the next expiry of a wheel with nothing armed.
+ * It returns 0 if @expires is not later than @now.
+ * Else it returns the milliseconds from @now to @expires, rounded up, at
+ * most INT_MAX.
  */
 TW_API int tw_timeout_ms(uint64_t now, uint64_t expires);
 
@@ -755,21 +887,28 @@ TW_API int tw_timeout_ms(uint64_t now, uint64_t expires);
  * @ts: filled with @ns: seconds and nanoseconds
  * @ns: a time in ns of CLOCK_MONOTONIC, e.g. tw_next_expiry()
  *
- * For clocks that take absolute times: the it_value of timerfd_settime()
- * with TFD_TIMER_ABSTIME (a timerfd created on CLOCK_MONOTONIC), and
- * clock_nanosleep() with TIMER_ABSTIME. Exact, except at the ends: 0
- * becomes 1 ns, as far in the past, because an all-zero it_value disarms a
- * timerfd instead of firing it; with a 32-bit time_t, a time from 2^31 s
- * on saturates to the latest a struct timespec holds, 2^31 - 1 s and
- * 999,999,999 ns (a loop woken there, 68 years after boot, finds nothing
- * due and sleeps again). UINT64_MAX, the next expiry of a wheel with
- * nothing armed, converts like any other time (with a 64-bit time_t to
- * 18,446,744,073 s and 709,551,615 ns); a timerfd is rather disarmed then
- * (an all-zero it_value). struct timespec comes from <time.h> (under
- * strict -std=c99 or -std=c11, with _POSIX_C_SOURCE 200809L defined), and
- * is the one the library was built with: on a 32-bit target, build the
- * program with the library's time_t (glibc's _TIME_BITS; Debian's i386
- * libraries use 32 bits).
+ * For clocks that take absolute times.
+ * One is the it_value of timerfd_settime() with TFD_TIMER_ABSTIME, on a
+ * CLOCK_MONOTONIC timerfd.
+ * Another is clock_nanosleep() with TIMER_ABSTIME.
+ * The conversion is exact, except at the ends.
+ * 0 becomes 1 ns, as far in the past.
+ * That is because an all-zero it_value disarms a timerfd instead of firing
+ * it.
+ * With a 32-bit time_t, a time from 2^31 s on saturates.
+ * It becomes 2^31 - 1 s and 999,999,999 ns, the latest a struct timespec
+ * holds.
+ * A loop woken there, 68 years after boot, finds nothing due and sleeps
+ * again.
+ * UINT64_MAX, the next expiry of an empty wheel, converts like any time.
+ * With a 64-bit time_t it gives 18,446,744,073 s and 709,551,615 ns.
+ * A timerfd is better disarmed then, with an all-zero it_value.
+ *
+ * struct timespec comes from <time.h>.
+ * Under strict -std=c99 or -std=c11, define _POSIX_C_SOURCE 200809L.
+ * It is the struct timespec the library was built with.
+ * On a 32-bit target, build the program with the library's time_t.
+ * glibc's _TIME_BITS sets it; Debian's i386 libraries use 32 bits.
  *
  * Return: 0, -EINVAL if @ts is NULL.
  */
@@ -781,19 +920,23 @@ TW_API int tw_ns_to_timespec(struct timespec *ts, uint64_t ns);
  * @now:     the current time in ns, e.g. tw_clock_monotonic()
  * @expires: the moment to wake, e.g. tw_next_expiry()
  *
- * Nanosecond precision, so no rounding is needed: a relative timeout
- * counts from the call, after @now, and a loop never wakes before
- * @expires. Zero when @expires is not later than @now. With a 32-bit
- * time_t a timeout of 2^31 s or more saturates as tw_ns_to_timespec()
- * does, to 2^31 - 1 s and 999,999,999 ns: the loop wakes before @expires
- * there, finds nothing due and sleeps again. struct timespec comes from
- * <time.h>, as for tw_ns_to_timespec().
+ * Nanosecond precision, so no rounding is needed.
+ * A relative timeout counts from the call, after @now.
+ * So a loop never wakes before @expires.
+ * The timeout is zero when @expires is not later than @now.
+ * With a 32-bit time_t a timeout of 2^31 s or more saturates.
+ * It becomes 2^31 - 1 s and 999,999,999 ns, as in tw_ns_to_timespec().
+ * The loop then wakes before @expires, finds nothing due and sleeps again.
+ * struct timespec comes from <time.h>, as for tw_ns_to_timespec().
  *
- * Return: 0 when @ts holds the timeout; 1 when @expires is UINT64_MAX,
- * nothing being armed: pass NULL to wait without a timeout (@ts then holds
- * UINT64_MAX ns as a timeout, whatever @now: 18,446,744,073 s and
- * 709,551,615 ns with a 64-bit time_t, saturated as above with a 32-bit
- * one, for a loop that cannot pass NULL); -EINVAL if @ts is NULL.
+ * Return: 0 when @ts holds the timeout.
+ * It returns 1 when @expires is UINT64_MAX, nothing being armed.
+ * Then pass NULL, to wait without a timeout.
+ * @ts then holds UINT64_MAX ns as a timeout, whatever @now.
+ * That is for a loop that cannot pass NULL.
+ * With a 64-bit time_t it is 18,446,744,073 s and 709,551,615 ns.
+ * With a 32-bit one it saturates as above.
+ * It returns -EINVAL if @ts is NULL.
  */
 TW_API int tw_timeout_timespec(struct timespec *ts, uint64_t now, uint64_t expires);
 
@@ -802,12 +945,16 @@ TW_API int tw_timeout_timespec(struct timespec *ts, uint64_t now, uint64_t expir
  * @w:   the wheel
  * @arg: the argument given to tw_set_wake()
  *
- * Called from the posting thread, after the request is queued (or
- * replaced), when it re-arms a timer earlier than the owner will next look
- * at the queue (the time it last gave the notify hook; with no notify hook,
- * always), and by tw_request_wait_timeout(). It must be safe to call from
- * any thread: write to an eventfd or a pipe, uv_async_send(),
- * pthread_cond_signal(). The owner then calls tw_advance() or tw_drain().
+ * The posting thread calls it after the request is queued or replaced.
+ * It does so when the request re-arms a timer earlier than the owner will
+ * next look at the queue.
+ * That moment is the time the owner last gave the notify hook.
+ * With no notify hook, the posting thread always calls it.
+ * tw_request_wait_timeout() calls it too.
+ * It must be safe to call from any thread.
+ * Write to an eventfd or a pipe, or call uv_async_send() or
+ * pthread_cond_signal().
+ * The owner then calls tw_advance() or tw_drain().
  */
 typedef void (*tw_wake_fn)(struct tw_wheel *w, void *arg);
 
@@ -817,8 +964,9 @@ typedef void (*tw_wake_fn)(struct tw_wheel *w, void *arg);
  * @fn:  the hook, or NULL to remove it
  * @arg: passed to the hook
  *
- * Owner only, before other threads post. Without a wake hook requests are
- * still queued and applied, at the owner's next tw_advance() or tw_drain().
+ * Owner only, before other threads post.
+ * Without a wake hook requests are still queued and applied.
+ * The owner applies them at its next tw_advance() or tw_drain().
  *
  * Return: 0, -EINVAL if @w is NULL.
  */
@@ -831,30 +979,38 @@ TW_API int tw_set_wake(struct tw_wheel *w, tw_wake_fn fn, void *arg);
  * @t:       an initialised timer, idle or armed on @w
  * @expires: the new expiry, absolute ns
  *
- * Lock-free and allocation-free: @req is queued on @w, and the owner
- * applies it at the start of its next tw_advance() or tw_drain() as
- * tw_mod(@w, @t, @expires), through the same checks, with tw_mod()'s
- * window (the wheel's default slack) and tw_mod()'s result.
- * tw_post_mod_range() gives the window of tw_mod_range(). @t and @req must
- * stay valid until @req is done; @t must not be changed by this thread
- * meanwhile (the owner's thread may use it). Wakes the owner (tw_wake_fn)
- * when @expires is earlier than it will otherwise look at the queue.
+ * It takes no lock and allocates nothing: @req is queued on @w.
+ * The owner applies it at the start of its next tw_advance() or tw_drain().
+ * It is applied as tw_mod(@w, @t, @expires), through the same checks.
+ * It gets tw_mod()'s window (the wheel's default slack) and tw_mod()'s
+ * result.
+ * tw_post_mod_range() gives the window of tw_mod_range().
+ * @t and @req must stay valid until @req is done.
+ * This thread must not change @t meanwhile; the owner's thread may use it.
+ * It wakes the owner (tw_wake_fn) when @expires is earlier than the owner
+ * would otherwise look at the queue.
  *
- * Latest wins: posting @req again before the owner has applied it
- * replaces what it asks (operation, timer, expiry, window) in place, and
- * the earlier post is never applied; a worker that pushes a timeout twice
- * before the owner drains gets the later deadline. A post that comes
- * while the owner is applying @req is queued anew and applied after it.
- * Either way tw_request_done() becomes 1, and tw_request_result() and
- * tw_request_wait() report, only for the latest post, once applied.
+ * Latest wins.
+ * Posting @req again before the owner applied it replaces what it asks:
+ * operation, timer, expiry and window.
+ * The earlier post is then never applied.
+ * So a worker that pushes a timeout twice before the owner drains gets the
+ * later deadline.
+ * A post while the owner is applying @req is queued anew, and applied
+ * after it.
+ * Either way, tw_request_done() becomes 1 only for the latest post, once
+ * applied.
+ * tw_request_result() and tw_request_wait() report only that post.
  *
- * Return: 0 when queued, 1 when it replaced a post of @req still queued
- * (racing tw_wheel_destroy(), either may come with @req done with result
- * -ESHUTDOWN: see "Threads" above); -EINVAL if an argument is NULL,
- * -ESHUTDOWN if @w was destroyed (-TW_ESHUTDOWN
- * where <errno.h> has no ESHUTDOWN, as on Windows), -EBUSY
- * if another thread is posting @req at the same instant (one of two racing
- * posts of one request fails; a single poster never sees it).
+ * Return: 0 when queued, 1 when it replaced a post of @req still queued.
+ * Racing tw_wheel_destroy(), either may come with @req done with result
+ * -ESHUTDOWN (see "Threads").
+ * It returns -EINVAL if an argument is NULL.
+ * It returns -ESHUTDOWN if @w was destroyed (-TW_ESHUTDOWN where <errno.h>
+ * has none, as on Windows).
+ * It returns -EBUSY if another thread posts @req at the same instant.
+ * One of two racing posts of one request fails; a single poster never sees
+ * it.
  */
 TW_API int tw_post_mod(struct tw_wheel *w, struct tw_request *req, struct tw_timer *t, uint64_t expires);
 
@@ -866,11 +1022,12 @@ TW_API int tw_post_mod(struct tw_wheel *w, struct tw_request *req, struct tw_tim
  * @expires: the start of the window, absolute ns
  * @slack:   the window's length in ns; 0 is exact
  *
- * As tw_post_mod(), applied as tw_mod_range(@w, @t, @expires, @slack): the
- * request sets the timer's window, or keeps it when @slack is the one it
- * was armed with (tw_post_mod() gives the wheel's default slack instead, as
- * tw_mod() does). The owner is woken when @expires is earlier than it will
- * otherwise look at the queue.
+ * As tw_post_mod(), applied as tw_mod_range(@w, @t, @expires, @slack).
+ * The request sets the timer's window.
+ * It keeps the window when @slack is the one the timer was armed with.
+ * tw_post_mod() gives the wheel's default slack instead, as tw_mod() does.
+ * The owner is woken when @expires is earlier than it would otherwise look
+ * at the queue.
  *
  * Return: as tw_post_mod().
  */
@@ -884,9 +1041,10 @@ TW_API int tw_post_mod_range(struct tw_wheel *w, struct tw_request *req, struct 
  * @t:   the timer
  *
  * As tw_post_mod(), applied as tw_del(@w, @t); the result is tw_del()'s.
- * Does not wake the owner (a cancel never makes it look earlier);
- * tw_request_wait_timeout() does. When @req is done, @t will not fire
- * unless it is re-armed, and may be freed.
+ * It does not wake the owner: a cancel never makes it look earlier.
+ * tw_request_wait_timeout() wakes it.
+ * When @req is done, @t will not fire unless it is re-armed.
+ * It may then be freed.
  *
  * Return: as tw_post_mod().
  */
@@ -896,9 +1054,10 @@ TW_API int tw_post_del(struct tw_wheel *w, struct tw_request *req, struct tw_tim
  * tw_request_done - has the owner applied the request?
  * @req: the request (NULL gives 0)
  *
- * Any thread. After 1, the effect of the request's latest post is in
- * place, the owner no longer touches @req (reuse or free it) and
- * tw_request_result() is final.
+ * Any thread may call it.
+ * After 1, the effect of the request's latest post is in place.
+ * The owner no longer touches @req: reuse it or free it.
+ * tw_request_result() is then final.
  *
  * Return: 1 if done, 0 if new, queued, or being applied.
  */
@@ -908,12 +1067,14 @@ TW_API int tw_request_done(const struct tw_request *req);
  * tw_request_result - what the applied request returned
  * @req: a done request
  *
- * Return: the result of the latest post: tw_mod()'s, tw_mod_range()'s or
- * tw_del()'s return value (1 if the timer was armed, 0 if idle, -EINVAL if
- * it was not initialised or armed on another wheel), -ESHUTDOWN if the
- * wheel was destroyed first (-TW_ESHUTDOWN where <errno.h> has no
- * ESHUTDOWN, as on Windows); -EBUSY if @req is not done, -EINVAL if @req is
- * NULL.
+ * Return: the result of the latest post.
+ * That is the return value of tw_mod(), tw_mod_range() or tw_del().
+ * So it is 1 if the timer was armed, 0 if idle.
+ * It is -EINVAL if the timer was not initialised or is armed on another
+ * wheel.
+ * It is -ESHUTDOWN if the wheel was destroyed first.
+ * That is -TW_ESHUTDOWN where <errno.h> has no ESHUTDOWN, as on Windows.
+ * It returns -EBUSY if @req is not done, -EINVAL if @req is NULL.
  */
 TW_API int tw_request_result(const struct tw_request *req);
 
@@ -924,18 +1085,24 @@ TW_API int tw_request_result(const struct tw_request *req);
  * @timeout_ns: how long to wait at most, in ns from now on the monotonic
  *              clock; 0 only looks, UINT64_MAX waits without a limit
  *
- * Wakes the owner, then sleeps on @req (a futex on Linux, a condition
- * variable elsewhere; no polling) until the owner has applied its latest
- * post or the timeout has passed: the waiting counterpart of
- * del_timer_sync(). Never from the owner's thread, which would wait for
- * itself: the owner calls tw_drain() instead. After -ETIMEDOUT the request
- * is still queued: the owner applies it later, so @req and its timer must
- * stay valid until it is done, as after any post. An owner that has
- * stopped (its loop no longer advances, its wheel not destroyed) never
- * applies it, and this returns -ETIMEDOUT when the timeout has passed.
+ * It wakes the owner, then sleeps on @req.
+ * It sleeps on a futex on Linux, a condition variable elsewhere; it does
+ * not poll.
+ * It returns when the owner has applied the latest post, or the timeout
+ * has passed.
+ * It is the waiting counterpart of the kernel's del_timer_sync().
+ * Never call it from the owner's thread, which would wait for itself.
+ * The owner calls tw_drain() instead.
+ * After -ETIMEDOUT the request is still queued, and the owner applies it
+ * later.
+ * So @req and its timer must stay valid until it is done, as after any
+ * post.
+ * An owner whose loop stopped, its wheel not destroyed, never applies it.
+ * This call then returns -ETIMEDOUT when the timeout has passed.
  *
- * Return: tw_request_result(), -ETIMEDOUT if @req was not done within
- * @timeout_ns, -EINVAL if @w or @req is NULL or @req was never posted.
+ * Return: tw_request_result().
+ * It returns -ETIMEDOUT if @req was not done within @timeout_ns.
+ * It returns -EINVAL if @w or @req is NULL, or @req was never posted.
  */
 TW_API int tw_request_wait_timeout(struct tw_wheel *w, struct tw_request *req, uint64_t timeout_ns);
 
@@ -944,12 +1111,13 @@ TW_API int tw_request_wait_timeout(struct tw_wheel *w, struct tw_request *req, u
  * @w:   the wheel it was posted to
  * @req: the request
  *
- * tw_request_wait_timeout() without a limit: if the owner's loop has
- * stopped without destroying the wheel, this waits forever; a poster that
- * cannot rule that out passes a timeout instead.
+ * tw_request_wait_timeout() without a limit.
+ * If the owner's loop stopped without destroying the wheel, this waits
+ * forever.
+ * A poster that cannot rule that out passes a timeout instead.
  *
- * Return: tw_request_result(), -EINVAL if @w or @req is NULL or @req was
- * never posted.
+ * Return: tw_request_result().
+ * It returns -EINVAL if @w or @req is NULL, or @req was never posted.
  */
 TW_API int tw_request_wait(struct tw_wheel *w, struct tw_request *req);
 
@@ -957,11 +1125,11 @@ TW_API int tw_request_wait(struct tw_wheel *w, struct tw_request *req);
  * tw_drain - apply the requests queued by other threads, now
  * @w: the wheel
  *
- * Owner only, outside callbacks. tw_advance() does this first in every
- * call.
+ * Owner only, outside callbacks.
+ * tw_advance() does this first in every call.
  *
- * Return: the number of requests applied, -EINVAL if @w is NULL, -EBUSY
- * from a callback.
+ * Return: the number of requests applied.
+ * It returns -EINVAL if @w is NULL, -EBUSY from a callback.
  */
 TW_API int tw_drain(struct tw_wheel *w);
 
@@ -971,10 +1139,11 @@ TW_API int tw_drain(struct tw_wheel *w);
  * @expires: its expiry, as last armed (for a periodic timer, the next one)
  * @arg:     the argument given to tw_walk()
  *
- * It may read the wheel and the timer, and change the program's own
- * fields around the timer; it must not arm, re-arm or cancel a timer of
- * the wheel, advance it or destroy it (the walk would follow links that
- * moved).
+ * It may read the wheel and the timer.
+ * It may change the program's own fields around the timer.
+ * It must not arm, re-arm or cancel a timer of the wheel.
+ * It must not advance or destroy the wheel.
+ * The walk would follow links that moved.
  *
  * Return: 0 to go on, anything else to stop the walk, which returns it.
  */
@@ -986,26 +1155,29 @@ typedef int (*tw_walk_fn)(struct tw_timer *t, uint64_t expires, void *arg);
  * @fn:  called once for each pending timer (see tw_walk_fn)
  * @arg: passed to @fn
  *
- * For checkpoints and orderly shutdowns: the walk reads the wheel and
- * changes nothing, not even its counters, so the program may write out
- * each timer's record with its expiry, and later restore it by arming the
- * timer again (an expiry already past fires in the next tw_advance()).
+ * For checkpoints and orderly shutdowns.
+ * The walk changes nothing, not even the wheel's counters.
+ * The program may write out each timer's record with its expiry.
+ * It restores a timer later by arming it again.
+ * An expiry already past then fires in the next tw_advance().
  * Every timer that tw_pending() calls pending is visited exactly once.
- * The due timers come first (those tw_timer_bucket() calls due, and in a
- * callback those still to run in its advance), in the order they will
- * fire unless cancelled or re-armed; then the timers in the wheel's slots,
- * in no specified order (neither expiry nor arming order). O(timers) plus
- * O(levels): empty slots are skipped through the occupancy bitmaps. A
- * timer with slack is visited with its expiry; its window is the
- * program's to remember.
+ * The due timers come first, in the order they will fire.
+ * That order holds unless they are cancelled or re-armed.
+ * In a callback, the due timers include those still to run in its advance.
+ * Then come the timers in the wheel's slots, in no specified order.
+ * It costs O(timers) plus O(levels): empty slots are skipped.
+ * A timer with slack is visited with its expiry.
+ * Its window is the program's to remember.
  *
- * Allowed from a callback of @w: it then visits the timers still to run in
- * the same advance (they are pending) and not the running one, unless that
- * one was re-armed (a periodic timer is re-armed before its callback).
+ * It may be called from a callback of @w.
+ * It then visits the timers still to run in the same advance: they are
+ * pending.
+ * It does not visit the running timer, unless that timer was re-armed.
+ * A periodic timer is re-armed before its callback.
  *
- * Return: 0 once every timer was visited (also for an empty wheel), the
- * first non-zero value @fn returned (the walk stops there), or -EINVAL if
- * @w or @fn is NULL.
+ * Return: 0 once every timer was visited, also for an empty wheel.
+ * If @fn returns non-zero, the walk stops and returns that value.
+ * It returns -EINVAL if @w or @fn is NULL.
  */
 TW_API int tw_walk(const struct tw_wheel *w, tw_walk_fn fn, void *arg);
 
@@ -1024,7 +1196,7 @@ TW_API int tw_get_stats(const struct tw_wheel *w, struct tw_stats *out);
  * @out: filled with the histogram since the wheel was created
  *
  * A fixed histogram, updated at each firing at the cost of a bit scan.
- * Percentiles come from tw_lateness_quantile().
+ * tw_lateness_quantile() reads percentiles from it.
  *
  * Return: 0, -EINVAL if @w or @out is NULL.
  */
@@ -1035,62 +1207,24 @@ TW_API int tw_get_lateness(const struct tw_wheel *w, struct tw_lateness *out);
  * @l:        the histogram, from tw_get_lateness()
  * @permille: which one, 0 to 1000: 500 for the median, 990 for p99
  *
- * The percentile by nearest rank: of the @l->fired firings sorted by
- * lateness, the r-th, with r = @permille * @l->fired / 1000 rounded up,
- * and at least 1 (so 0 picks the smallest lateness and 1000 the largest).
- * The histogram keeps that lateness as its bucket b, so the result is the
- * bucket's largest lateness, 2^b - 1 ns (0 for bucket 0), and no more than
- * @l->max_ns: never below the r-th lateness, less than twice it (0 when it
- * is 0), and for 1000 exactly @l->max_ns. With 3 firings, @permille 0 to
- * 333 gives the first, 334 to 666 the second, 667 to 1000 the third.
+ * The percentile by nearest rank.
+ * Sort the @l->fired firings by lateness, and take the r-th.
+ * r is @permille * @l->fired / 1000, rounded up, and at least 1.
+ * So 0 picks the smallest lateness, and 1000 the largest.
+ * The histogram keeps that lateness as its bucket b.
+ * So the result is the bucket's largest lateness, 2^b - 1 ns.
+ * It is 0 for bucket 0.
+ * It is never more than @l->max_ns.
+ * It is never below the r-th lateness.
+ * It is less than twice that lateness, and 0 when that lateness is 0.
+ * For 1000 it is exactly @l->max_ns.
+ * With 3 firings, @permille 0 to 333 gives the first.
+ * Then 334 to 666 gives the second, and 667 to 1000 the third.
  *
- * Return: the lateness in ns; 0 if nothing fired, or @l is NULL or
- * @permille is above 1000.
+ * Return: the lateness in ns.
+ * It returns 0 if nothing fired, @l is NULL or @permille is above 1000.
  */
 TW_API uint64_t tw_lateness_quantile(const struct tw_lateness *l, unsigned permille);
-
-/**
- * tw_check - verify every invariant of the wheel, O(timers)
- * @w: the wheel
- *
- * For tests and fuzzers. Names the first broken invariant on stderr.
- *
- * Return: 0 if the wheel is sound, -EUCLEAN if not (-TW_EUCLEAN where
- * <errno.h> has no EUCLEAN, as on Windows, macOS and the BSDs), -EINVAL if
- * @w is NULL.
- */
-TW_API int tw_check(const struct tw_wheel *w);
-
-/**
- * tw_timer_bucket - where an armed timer sits now
- * @w:     the wheel
- * @t:     the timer
- * @level: set to its level (0 is the finest) when it is in a wheel slot
- * @slot:  set to its slot within that level
- *
- * For tests, tours and debugging: shows the cascade at work.
- *
- * Return: 0 if @t is in a wheel slot, 1 if it is due (fires in the next
- * advance, or a later one if a budget leaves it; @level and @slot
- * untouched), -ENOENT if it is idle, -EINVAL if
- * @w, @t, @level or @slot is NULL or @t is armed on another wheel.
- */
-TW_API int tw_timer_bucket(const struct tw_wheel *w, const struct tw_timer *t, unsigned *level,
-			   unsigned *slot);
-
-/**
- * tw_dump - draw the wheel's levels and occupied slots as ASCII
- * @w:   the wheel
- * @out: the stream, e.g. stdout
- *
- * One line for each level from 0 up to the highest occupied one (level 0
- * alone for an empty wheel): its slot width, the clock's digit and each
- * occupied slot with its timer count. With @verbose, each timer's
- * expiry is listed under its slot. O(timers) with @verbose.
- *
- * Return: 0, -EINVAL if @w or @out is NULL.
- */
-TW_API int tw_dump(const struct tw_wheel *w, FILE *out, bool verbose);
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,7 @@
 #define TIMERWHEEL_HPP
 
 #include <timerwheel.h>
+#include <timerwheel/debug.h>
 
 #include <atomic>
 #include <chrono>

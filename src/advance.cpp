@@ -45,8 +45,8 @@ static inline void walk_lanes(tw_timer **chains, Visit visit)
 	}
 }
 
-// A cascade's timer with a window, out of line: inlined, it would take
-// registers that the exact timers' loop needs.
+// A cascade's timer with a window, out of line, so that it does not slow
+// the exact timers' loop.
 template <bool Ms> TW_NOINLINE unsigned tw_wheel::place_window(tw_timer *t, uint64_t exp_tick, unsigned align)
 {
 	counts.placed();

@@ -29,11 +29,10 @@ TW_HOT_INLINE void tw_wheel::notify_armed(uint64_t expires, bool was_idle)
 
 // The everyday arm, whichever call makes it: an idle timer, exact, for a
 // later time, on a wheel of the default geometry without default slack
-// (exact_arms). Inlined into add_default(), which makes no call on this
-// path and so saves only the registers it needs, and into remod(), where
-// tw_mod() of an idle timer goes (not into mod(), whose re-arm in place
-// keeps its few registers); a false return leaves everything else,
-// refusals included, to the general path.
+// (exact_arms). Inlined into add_default() and into remod(), where tw_mod()
+// of an idle timer goes, but not into mod(), so that its re-arm in place
+// stays small. A false return leaves everything else, refusals included,
+// to the general path.
 TW_HOT_INLINE bool tw_wheel::arm_default(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (!exact_arms || slack || t->tw__where != tw::where_idle || expires <= clock.ns())
@@ -72,11 +71,10 @@ int tw_wheel::add(tw_timer *t, uint64_t expires, uint64_t slack)
 // common re-arm, a connection timeout pushed later on every read, only
 // stores the new expiry (stays_later()) and touches no neighbour in the
 // lists, which at scale are cache misses. It is tested here, ahead of
-// everything else, so that it costs its tests and two stores: the rest of
-// the work, in remod(), needs registers that a function saves on entry and
-// restores on exit, which this path would pay for too. A timer this wheel
-// owns proves the wheel alive (the invariant destroyed), so a destroyed
-// wheel costs this path no test.
+// everything else, so that it costs its tests and two stores; the rest of
+// the work is in remod(), whose cost this path does not share. A timer
+// this wheel owns proves the wheel alive (the invariant destroyed), so a
+// destroyed wheel costs this path no test.
 int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 {
 	if (in_slot(t) && t->tw__owner == id && expires > clock.ns() && stays_later(t, expires, slack)) {

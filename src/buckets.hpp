@@ -166,8 +166,8 @@ public:
 	}
 
 	// The last timer left bucket `index` (the geometry names its level
-	// and slot). Not forced inline: forced, it costs the search for opened
-	// windows a shared exit where it had its own.
+	// and slot). Not forced inline, so that the search for opened windows
+	// keeps its own exit.
 	void emptied(size_t index, const geometry &geo)
 	{
 		slots_[index].min_tick = slots_[index].min_open = UINT64_MAX;

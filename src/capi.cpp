@@ -6,6 +6,8 @@
 // passed.
 #include <errno.h>
 
+#include <timerwheel/debug.h>
+
 #include "entry.hpp"
 
 #if TW_DEBUG_CHECKS && defined(__has_include)

@@ -204,10 +204,8 @@ inline bool mul_add_fits(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
 #endif
 }
 
-// *word with bit `bit` (0 to 63) set. x86-64 sets it with one `bts` on a
-// register; written in C, the shift needs its count in %cl, and on the
-// arm path, where the slot's digit has %cl already, compilers spend moves
-// to juggle it.
+// *word with bit `bit` (0 to 63) set: on x86-64 with `bts`, because the
+// shift written in C costs the arm path extra moves.
 inline void set_bit64(uint64_t *word, uint64_t bit)
 {
 #if defined(TW_GNU) && defined(__x86_64__)

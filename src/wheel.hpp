@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "buckets.hpp"
 #include "debug.hpp"
@@ -86,11 +87,9 @@ namespace tw {
 // the first cache line), and add_default()'s exact arms, which end with
 // the program's hold.
 //
-// A base whose fields are protected, the wheel's alone, where the other
-// parts are members with theirs private: set or cleared through a member
-// function, the holder's bit of an advance that runs callbacks costs GCC a
-// load, an operation and a store each way, where the wheel's own field
-// takes one instruction on the byte. Outside the wheel, the id is read.
+// A base with protected fields, unlike the other parts, so that an advance
+// that runs callbacks sets and clears the holder's bit directly, cheaper
+// than through a member function. Outside the wheel, the id is read.
 class lifetime {
 public:
 	// Whether `t` is armed on this wheel (an idle timer's owner is 0, never an id).

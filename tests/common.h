@@ -21,6 +21,7 @@ extern "C" {
 #endif
 
 #include <timerwheel.h>
+#include <timerwheel/debug.h>
 
 /* Every wheel test ends with this: the invariants must hold. */
 #define assert_wheel_sound(w) assert_int_equal(tw_check(w), 0)

@@ -5,6 +5,8 @@
  * the next advance, not this one), and not re-enter tw_advance; what it
  * reads of its timer, t->expires.
  */
+#include <timerwheel/debug.h>
+
 #include "common.h"
 
 #define TICK 1000000ull /* the default 1 ms */

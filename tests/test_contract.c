@@ -7,6 +7,8 @@
  * whose code did another.
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include <timerwheel/debug.h>
+
 #include "common.h"
 
 #define MS 1000000ull

@@ -27,6 +27,8 @@
 #include <vector>
 
 extern "C" {
+#include <timerwheel/debug.h>
+
 #include "common.h"
 #include "model.h"
 }

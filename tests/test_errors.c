@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <timerwheel/debug.h>
+
 #include "common.h"
 
 static void never(struct tw_timer *t)

@@ -14,6 +14,8 @@
  * differs from the clock, and cascades down when the clock reaches its
  * bucket.
  */
+#include <timerwheel/debug.h>
+
 #include "common.h"
 
 static unsigned fired_at[128];

@@ -34,6 +34,8 @@
 #define pthread_tryjoin_np _pthread_tryjoin /* winpthreads' name */
 #endif
 
+#include <timerwheel/debug.h>
+
 #include "common.h"
 
 #define TIMERS_PER_PRODUCER 64

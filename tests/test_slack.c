@@ -10,6 +10,8 @@
  */
 #include <stdarg.h>
 
+#include <timerwheel/debug.h>
+
 #include "common.h"
 #include "model.h"
 

@@ -5,6 +5,8 @@
  * expiry rounded up to a tick (so at most one tick late). Precision must
  * not degrade with distance: hours, years and the end of 64-bit time.
  */
+#include <timerwheel/debug.h>
+
 #include "common.h"
 
 struct probe {

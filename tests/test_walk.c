@@ -6,6 +6,8 @@
  * and a walk from a callback; the order promised: the due timers first, in
  * the order they fire, then the slots.
  */
+#include <timerwheel/debug.h>
+
 #include "common.h"
 
 #define TICK 1000000ull /* the default 1 ms */

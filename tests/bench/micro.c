@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include <timerwheel.h>
+#include <timerwheel/debug.h>
 
 #define TICK 1000000ull
 #define SPAN (30ull * 60 * 1000 * TICK)

@@ -4,6 +4,8 @@
 // sequence of calls (add, mod, del, advances small and huge, periodic
 // timers, callbacks that cancel, re-arm and free), each checked against the
 // reference model and followed by tw_check. See harness.hpp.
+#include <timerwheel/debug.h>
+
 #include "harness.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include <timerwheel.h>
+#include <timerwheel/debug.h>
 
 #include "../model.h"
 

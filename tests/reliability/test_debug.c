@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <timerwheel/debug.h>
+
 #include "../common.h"
 
 #define MS 1000000ull

@@ -7,6 +7,8 @@
 // minutes (the soak suite's wheel_ids_wrap does it); here the id counter is
 // moved to the interesting places instead. Built against the release core
 // and against the debug-checks core.
+#include <timerwheel/debug.h>
+
 #include "../../src/ids.hpp"
 #include "../../src/wheel.hpp"
 #include "../common.h"

@@ -9,6 +9,8 @@
  */
 #include <string.h>
 
+#include <timerwheel/debug.h>
+
 #include "../common.h"
 
 #define MS 1000000ull

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include <timerwheel.h>
+#include <timerwheel/debug.h>
 
 static void nop(struct tw_timer *t)
 {

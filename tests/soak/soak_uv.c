@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <timerwheel/debug.h>
 #include <timerwheel/uv.h>
 
 #define MS 1000000ull

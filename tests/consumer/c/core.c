@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <timerwheel.h>
+#include <timerwheel/debug.h>
 
 #define MS 1000000ull
 
