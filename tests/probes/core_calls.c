@@ -1,42 +1,21 @@
 /* SPDX-License-Identifier: MIT
  *
  * A fixed run of core calls, on a virtual clock, that passes every core
- * probe. For each probe it should pass, in order, it writes a line to the
- * file named by argv[1]: the probe's name and its arguments as decimal
- * numbers, "*" for one the program cannot know. probe_args.py runs it
- * under gdb and compares what the probes passed with these lines.
+ * probe, with the lines it expects of them (expected.h). probe_args.py
+ * runs it under gdb and compares what the probes passed with these lines.
  */
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-
 #include <timerwheel.h>
+
+#include "expected.h"
 
 #define MS 1000000ull
 
-static FILE *out;
 static unsigned fired;
-
-static void expect(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
-	va_end(ap);
-	fputc('\n', out);
-}
 
 static void on_fire(struct tw_timer *t)
 {
 	(void)t;
 	fired++;
-}
-
-static uintptr_t p(const void *x)
-{
-	return (uintptr_t)x;
 }
 
 static int check(int got, int want, const char *what)
@@ -52,13 +31,10 @@ int main(int argc, char **argv)
 	struct tw_wheel *w;
 	struct tw_timer a, b, c, d, e[3], f, g;
 	struct tw_request post_f = {0}, post_g = {0};
-	uintptr_t fn = (uintptr_t)on_fire;
+	uintmax_t fn = (uintptr_t)on_fire;
 	unsigned i;
 
-	if (argc != 2 || !(out = fopen(argv[1], "w"))) {
-		fprintf(stderr, "usage: core_calls EXPECTED-FILE\n");
-		return 2;
-	}
+	expected_open(argc, argv, "core_calls");
 	check(tw_wheel_create(&w, NULL, 0), 0, "tw_wheel_create");
 	tw_timer_init(&a, on_fire);
 	tw_timer_init(&b, on_fire);
@@ -133,7 +109,6 @@ int main(int argc, char **argv)
 	expect("advance %ju %ju 0 1 0", p(w), 108 * MS);
 
 	tw_wheel_destroy(w);
-	fclose(out);
 	printf("core_calls: %u timers fired\n", fired);
 	return fired == 6 ? 0 : 1;
 }

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: MIT
  *
  * The io_uring backend's wake probe, on a loop that owns its ring: the
- * lines this program expects (see core_calls.c), for probe_args.py --only.
+ * lines this program expects (expected.h), for probe_args.py --only.
  * Exit 77 (a skip) where the kernel refuses io_uring.
  */
 #define _GNU_SOURCE /* liburing's header needs sigset_t and AT_FDCWD */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <timerwheel/uring.h>
+
+#include "expected.h"
 
 static unsigned fired;
 
@@ -25,13 +24,9 @@ int main(int argc, char **argv)
 	struct tw_wheel *w;
 	struct tw_uring_loop *l;
 	struct tw_timer t;
-	FILE *out;
 	int r;
 
-	if (argc != 2 || !(out = fopen(argv[1], "w"))) {
-		fprintf(stderr, "usage: uring_calls EXPECTED-FILE\n");
-		return 2;
-	}
+	expected_open(argc, argv, "uring_calls");
 	if (tw_wheel_create(&w, NULL, tw_uring_now()) != 0)
 		return 1;
 	r = tw_uring_loop_init(&l, w, NULL);
@@ -47,8 +42,7 @@ int main(int argc, char **argv)
 	if (tw_add(w, &t, tw_deadline(tw_uring_now(), 5000000)) != 0)
 		return 1;
 	/* One wake-up, its clock the kernel's: "*". */
-	fprintf(out, "wake uring %ju * * *\n", (uintmax_t)(uintptr_t)w);
-	fclose(out);
+	expect("wake uring %ju * * *", p(w));
 	r = tw_uring_run(l);
 	tw_uring_loop_close(l);
 	tw_wheel_destroy(w);

@@ -1,32 +1,18 @@
 /* SPDX-License-Identifier: MIT
  *
  * The libuv backend's wake probe and the uv_timer_t layer's probes, on a
- * real loop: the lines this program expects (see core_calls.c), which
+ * real loop: the lines this program expects (expected.h), which
  * probe_args.py --only compares with what the probes passed. A wake-up's
  * clock is the loop's to know: "*" there, and after the run the program
  * checks that it woke once.
  */
 #define _POSIX_C_SOURCE 200809L /* libuv's header needs POSIX's types */
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-
 #include <timerwheel/uv.h>
 #include <timerwheel/uv_timer.h>
 
-static FILE *out;
+#include "expected.h"
+
 static unsigned fired;
-
-static void expect(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
-	va_end(ap);
-	fputc('\n', out);
-}
 
 static void on_timer(struct tw_uv_timer *t)
 {
@@ -37,11 +23,6 @@ static void on_timer(struct tw_uv_timer *t)
 static void on_closed(struct tw_uv *h)
 {
 	(void)h;
-}
-
-static uintptr_t p(const void *x)
-{
-	return (uintptr_t)x;
 }
 
 static void check(int got, const char *what)
@@ -59,10 +40,7 @@ int main(int argc, char **argv)
 	struct tw_uv_timer soon, later;
 	struct tw_uv_stats st;
 
-	if (argc != 2 || !(out = fopen(argv[1], "w"))) {
-		fprintf(stderr, "usage: uv_calls EXPECTED-FILE\n");
-		return 2;
-	}
+	expected_open(argc, argv, "uv_calls");
 	check(uv_loop_init(&loop), "uv_loop_init");
 	check(tw_uv_init(&loop, &uv, NULL, 0), "tw_uv_init");
 	check(tw_uv_timer_init_on(&uv, &soon), "tw_uv_timer_init_on");
@@ -79,14 +57,13 @@ int main(int argc, char **argv)
 
 	/* One wake-up, for the one timer left: it fires. */
 	expect("wake uv %ju * * *", p(tw_uv_wheel(&uv)));
-	expect("uv_timer_fire %ju %ju", p(&soon), (uintptr_t)on_timer);
+	expect("uv_timer_fire %ju %ju", p(&soon), (uintmax_t)(uintptr_t)on_timer);
 	check(uv_run(&loop, UV_RUN_DEFAULT), "uv_run");
 
 	check(tw_uv_get_stats(&uv, &st), "tw_uv_get_stats");
 	tw_uv_close(&uv, on_closed);
 	check(uv_run(&loop, UV_RUN_DEFAULT), "uv_run");
 	check(uv_loop_close(&loop), "uv_loop_close");
-	fclose(out);
 	printf("uv_calls: %u fired, %ju wake-ups\n", fired, (uintmax_t)st.wakeups);
 	return fired == 1 && st.wakeups == 1 ? 0 : 1;
 }
