@@ -99,13 +99,14 @@ void tw_wheel::place_from(tw_timer **chains, unsigned from_level, tw_timer **ear
 	});
 }
 
-void tw_wheel::place_again(tw_timer **chains, unsigned from_level, tw_timer **early)
+TW_HOT_INLINE void tw_wheel::place_again(tw_timer **chains, unsigned from_level, tw_timer **early)
 {
 	if (default_geometry)
 		place_from<true>(chains, from_level, early);
 	else
 		place_from<false>(chains, from_level, early);
 }
+
 
 // The timers that came due in the last event by an advance's target, in
 // order of expiry. Each lane holds its ticks in the order they were armed
@@ -157,10 +158,16 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 		TW_ASSERT(!buckets[index].empty(), "bitmaps");
 		buckets[index].take_all(chains);
 		buckets.emptied(index, geo);
-		if (level && !policy.widest() && next_event_tick() > target_tick) {
+		// A level-0 slot takes no test for the cascade probe.
+		if (!level) {
+			place_again(chains, 0, nullptr);
+			continue;
+		}
+		if (!policy.widest() && next_event_tick() > target_tick) {
 			clock.set_tick(target_tick);
 			tw_timer *early = nullptr;
 			place_again(chains, level, &early);
+			TW_PROBE_CASCADE(this, level, counts.cascaded_watched());
 			if (early && early->tw__next)
 				early = sort_early(early);
 			for (tw_timer *t = early, *next; t; t = next) {
@@ -172,6 +179,7 @@ void tw_wheel::collect_expired_timers(uint64_t target_tick)
 			return;
 		}
 		place_again(chains, level, nullptr);
+		TW_PROBE_CASCADE(this, level, counts.cascaded_watched());
 	}
 	clock.set_tick(target_tick);
 }
@@ -273,15 +281,19 @@ inline void tw_wheel::rearm_periodic(tw_timer *t)
 
 // Callbacks run from `ready`, the first `budget` timers of the due list;
 // the others stay due, in their order, ahead of what comes due later.
-int tw_wheel::run_expired_timers(unsigned budget)
+// The advance probe fires here, where the count of callbacks is at hand;
+// what a budget leaves due is counted only while a tracer watches (a walk).
+template <bool Budgeted> TW_NOINLINE int tw_wheel::run_expired_timers(unsigned budget)
 {
 	TW_ASSERT(!due.next_ready() && !running(), "due");
 	int fired = 0;
+	uint64_t deferred = Budgeted && TW_PROBE_ENABLED(advance) ? due.deferred_by(budget) : 0;
 	holds |= tw::held_by_advance;
 	due.take_ready(budget);
 	for (tw_timer *t; (t = due.next_ready());) {
 		unlink(t);
 		record_lateness(t->expires);
+		TW_PROBE_FIRE(this, t, tw::expires_watched(t), clock.ns() - t->expires, t->fn);
 		counts.fired();
 		if (tw::is_periodic(t))
 			rearm_periodic(t);
@@ -290,6 +302,7 @@ int tw_wheel::run_expired_timers(unsigned budget)
 		t->fn(t);
 	}
 	holds &= ~tw::held_by_advance;
+	TW_PROBE_ADVANCE(this, clock.ns_watched(), fired, counts.cascaded_watched(), deferred);
 	return fired;
 }
 
@@ -339,7 +352,7 @@ TW_COLD int tw_wheel::refuse_advance() const
 //
 // tw_advance() and tw_advance_budget(): one body, inlined into each, so
 // that the common advance, without a budget, carries none.
-TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
+template <bool Budgeted> TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 {
 	// The default geometry's tick as a constant: no load of the divider.
 	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : geo.ticks_in(now);
@@ -348,27 +361,28 @@ TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
 		clock.set_tick(target_tick);
 		clock.set_ns(now);
 		counts.advanced_idle();
+		TW_PROBE_ADVANCE(this, now, 0, counts.cascaded_watched(), 0);
 		if (TW_UNLIKELY(hook.installed()))
 			return tell_next_expiry();
 		return 0;
 	}
-	return advance_slow(now, target_tick, budget);
+	return advance_slow<Budgeted>(now, target_tick, budget);
 }
 
 int tw_wheel::advance(uint64_t now)
 {
-	return advance_with(now, no_budget);
+	return advance_with<false>(now, no_budget);
 }
 
 int tw_wheel::advance_budget(uint64_t now, unsigned budget)
 {
-	return advance_with(now, budget);
+	return advance_with<true>(now, budget);
 }
 
 // An advance the bound could not take: a refusal, a clock that would go
 // back, one with work, or a quiet one after a removal left the bound low,
 // which computes it again. `quotient` is `now`'s by the tick.
-TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned budget)
+template <bool Budgeted> TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned budget)
 {
 	if (TW_UNLIKELY(refuses_advance()))
 		return refuse_advance();
@@ -377,20 +391,21 @@ TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, uint64_t quotient, unsigned
 	TW_ASSERT(clock.tick() == geo.tick_of_now(clock.ns()), "clock");
 	uint64_t target_tick = geo.clock_tick(now, quotient);
 	if (due.waiting() || requests_pending())
-		return advance_events(now, target_tick, budget);
+		return advance_events<Budgeted>(now, target_tick, budget);
 	uint64_t event = next_event_tick();
 	if (event <= target_tick)
-		return advance_events(now, target_tick, budget);
+		return advance_events<Budgeted>(now, target_tick, budget);
 	clock.set_tick(target_tick);
 	clock.set_ns(now);
 	clock.quiet_until(quiet_of(event));
 	TW_ASSERT(clock.quiet_below() == calc_quiet(), "quiet");
+	TW_PROBE_ADVANCE(this, now, 0, counts.cascaded_watched(), 0);
 	return end_advance(0);
 }
 
 // A wheel destroyed by a callback is released before this returns if
 // nobody else holds it (tw::release_if_unused()).
-TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
+template <bool Budgeted> TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, unsigned budget)
 {
 	clock.not_quiet(); // callbacks may call tw_advance(), and refuse_advance() answers
 	if (requests_pending())
@@ -407,7 +422,11 @@ TW_NOINLINE int tw_wheel::advance_events(uint64_t now, uint64_t target_tick, uns
 	if (!buckets.level_mask())
 		policy.slots_empty();
 	clock.set_ns(now);
-	int fired = due.waiting() ? run_expired_timers(budget) : 0;
+	int fired = 0;
+	if (due.waiting())
+		fired = run_expired_timers<Budgeted>(budget);
+	else
+		TW_PROBE_ADVANCE(this, now, 0, counts.cascaded_watched(), 0);
 	if (destroyed()) {
 		settle_destroyed();
 		tw::release_if_unused(this);

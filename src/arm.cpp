@@ -81,6 +81,7 @@ int tw_wheel::mod(tw_timer *t, uint64_t expires, uint64_t slack)
 		TW_ASSERT(!destroyed(), "destroyed");
 		t->expires = expires;
 		counts.rearmed_in_place();
+		TW_PROBE_ARM(this, t, expires, clock.ns_watched(), TW_PROBE_LEVEL_KEPT);
 		return 1;
 	}
 	return remod(t, expires, slack);
@@ -128,6 +129,7 @@ void tw_wheel::rearm_in_slot(tw_timer *t, uint64_t expires, uint64_t slack)
 		set_window(t, align);
 		counts.rearmed_in_place();
 		buckets[index].lower(tick, align ? exp_tick : tw::no_open);
+		TW_PROBE_ARM(this, t, expires, clock.ns_watched(), TW_PROBE_LEVEL_KEPT);
 		return;
 	}
 	unlink(t);
@@ -146,6 +148,7 @@ int tw_wheel::del(tw_timer *t)
 	TW_ASSERT(t->tw__where != tw::where_idle, "links");
 	unlink(t);
 	counts.cancelled();
+	TW_PROBE_CANCEL(this, t, 1);
 	if (TW_UNLIKELY(hook.installed()))
 		return notify_cancelled();
 	return 1;
@@ -161,5 +164,8 @@ TW_NOINLINE int tw_wheel::notify_cancelled()
 
 TW_NOINLINE int tw_wheel::refuse_del(const tw_timer *t)
 {
-	return t->tw__where == tw::where_idle ? 0 : -EINVAL;
+	if (t->tw__where != tw::where_idle)
+		return -EINVAL;
+	TW_PROBE_CANCEL(this, t, 0);
+	return 0;
 }

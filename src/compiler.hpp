@@ -60,6 +60,16 @@
 #define TW_UNLIKELY(c) (c)
 #endif
 
+// A variable placed in the named ELF section, and a declaration of one
+// that the library does not export (the probes' semaphores).
+#if defined(TW_GNU)
+#define TW_IN_SECTION(name) __attribute__((section(name)))
+#define TW_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define TW_IN_SECTION(name)
+#define TW_HIDDEN
+#endif
+
 // A part's one-line steps, inlined at once into the hot paths that take
 // them: an inline function's call left for the later inliner counts,
 // meanwhile, as a call, and makes its branch look unlikely to the

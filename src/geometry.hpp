@@ -117,6 +117,8 @@ public:
 		}
 		TW_PART uint64_t start() const { return digits_ << shift_; }
 		TW_PART unsigned level() const { return g_.level_of_bit_[b_]; }
+		// The level as memory, for a probe: read there, not kept in a register.
+		TW_PART const volatile uint8_t &level_watched() const { return g_.level_of_bit_[b_]; }
 		TW_PART uint64_t slot() const { return digits_ & ((uint64_t{1} << bits_) - 1); }
 		TW_PART size_t where() const { return g_.where0_of_bit_[b_] + slot(); }
 

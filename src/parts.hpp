@@ -47,6 +47,8 @@ public:
 		quiet_below_ = quiet_below;
 	}
 	TW_PART uint64_t ns() const { return now_ns_; }
+	// The clock as memory, for a probe: read there, not kept in a register.
+	TW_PART const volatile uint64_t &ns_watched() const { return now_ns_; }
 	TW_PART uint64_t tick() const { return now_tick_; }
 	// An advance moves the tick (event by event) and the time apart.
 	TW_PART void set_ns(uint64_t ns) { now_ns_ = ns; }
@@ -175,6 +177,15 @@ public:
 		if (ready_)
 			ready_->tw__pprev = &ready_;
 	}
+	// How many timers take_ready(n) would leave waiting: a walk, for a
+	// tracer.
+	uint64_t deferred_by(unsigned n) const
+	{
+		uint64_t waiting = 0;
+		for (const tw_timer *t = due_.first; t; t = t->tw__next)
+			waiting++;
+		return waiting > n ? waiting - n : 0;
+	}
 	// The next callback to run; nullptr once they have all run.
 	TW_PART tw_timer *next_ready() const { return ready_; }
 
@@ -213,6 +224,8 @@ public:
 	// A cascade's placement.
 	TW_PART void placed() { stats_.placed++; }
 	TW_PART void cascaded(uint64_t timers) { stats_.cascaded += timers; }
+	// The count of cascaded timers as memory, for a probe to read there.
+	TW_PART const volatile uint64_t &cascaded_watched() const { return stats_.cascaded; }
 	// Advances and the hook.
 	TW_PART void advanced_firing() { stats_.advances++; }
 	TW_PART void advanced_idle() { stats_.idle_advances++; }

@@ -10,6 +10,7 @@
 
 #include "compiler.hpp"
 #include "level.hpp"
+#include "usdt.h"
 #include "wheel.hpp"
 
 // The few steps of tw_add/tw_mod/tw_del that other paths share, inlined
@@ -52,6 +53,10 @@ TW_HOT_INLINE unsigned tw_wheel::enqueue(tw_timer *t, uint64_t tick, uint64_t op
 	size_t where = p.where();
 	TW_ASSERT(where == geo.where_of(calc_wheel_index(tick)), "bitmaps");
 	// The bitmaps and slots follow the wheel in its allocation (create()).
+	// The clock and the level as memory the probe reads itself: as values,
+	// they would cost the arm a register and the moves to fill it.
+	if (arming)
+		TW_PROBE_ARM(this, t, t->expires, clock.ns_watched(), p.level_watched());
 	buckets.occupy<Ms>(level, slot, this + 1);
 	t->tw__where = static_cast<uint16_t>(where);
 	buckets.at<Ms>(where - tw::where_slot0, this + 1).push(t, static_cast<unsigned>(lane), tick, open);
@@ -105,6 +110,7 @@ TW_HOT_INLINE void tw_wheel::arm(tw_timer *t, uint64_t expires, uint64_t slack)
 		make_due(t);
 		counts.claimed_due();
 		clock.not_quiet();
+		TW_PROBE_ARM(this, t, expires, clock.ns_watched(), TW_PROBE_LEVEL_DUE);
 		return;
 	}
 	uint64_t exp_tick = geo.tick_of_expiry(expires);

@@ -8,6 +8,7 @@
 
 #include "debug.hpp"
 #include "park.hpp"
+#include "usdt.h"
 
 namespace tw {
 
@@ -76,6 +77,7 @@ int request_queue::post(tw_wheel *w, tw_request *r, const request_payload &p)
 	atomic_store<mo::release>(&r->tw__timer, p.timer); // (1)
 	atomic_store<mo::release>(&r->tw__expires, p.expires);
 	atomic_store<mo::release>(&r->tw__slack, p.slack);
+	TW_PROBE_POST(w, p.timer, static_cast<unsigned>(p.op), p.expires);
 	if (publish(r, p.op) && !push(r))
 		shut(r);
 	// A cancel never makes the owner look earlier.
@@ -152,14 +154,22 @@ inline int request_queue::apply_all(tw_request *fifo, tw_wheel *w,
 				    int (*apply)(tw_wheel *w, const request_payload &p))
 {
 	int applied = 0;
+	// The apply probe's depth: the requests of this drain left to apply.
+	// No poster pushes one of them again before its take().
+	uint64_t left = 0;
+	if (TW_PROBE_ENABLED(apply))
+		for (const tw_request *r = fifo; r; r = r->tw__next)
+			left++;
 	for (tw_request *r = fifo; r;) {
 		tw_request *next = r->tw__next; // before take(): then a poster may push r again (2)
 		request_payload p;
 		uint32_t gen;
 		if (take(r, &p, &gen)) {
+			TW_PROBE_APPLY(w, p.timer, static_cast<unsigned>(p.op), left);
 			complete(r, gen, apply(w, p));
 			applied++;
 		}
+		left -= left > 0;
 		r = next;
 	}
 	return applied;

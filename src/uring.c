@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "usdt.h"
 
 /* The low byte of our user_data: which request of ours completed. */
 enum {
@@ -380,8 +381,11 @@ static int notify(struct tw_wheel *w, uint64_t next, void *arg)
 
 void tw__uring_run_wheel(struct tw_uring *u)
 {
+	uint64_t now = tw_uring_now();
+
+	TW_PROBE_WAKE("uring", u->w, now, tw_next_expiry(u->w), now < tw_next_expiry(u->w));
 	u->busy++;
-	tw_advance_budget(u->w, tw_uring_now(), tw_wake_budget(u->w));
+	tw_advance_budget(u->w, now, tw_wake_budget(u->w));
 	u->busy--;
 	/* The hook normally re-armed from tw_advance(); this covers an advance
 	 * that could not run (called from inside a callback). */

@@ -20,6 +20,7 @@
 #include "timerwheel/uv.h"
 
 #include "backend.h"
+#include "usdt.h"
 #include "uv_int.h"
 
 #include <errno.h>
@@ -245,6 +246,7 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 	h->tw__wakeups++;
 	if (now < h->tw__next)
 		h->tw__early++;
+	TW_PROBE_WAKE("uv", h->tw__wheel, now, h->tw__next, now < h->tw__next);
 	h->tw__state |= TW__UV_RUNNING;
 	if (!h->tw__weak) {
 		/* The hook at the end of the advance re-arms us, also after

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "usdt.h"
 #include "uv_int.h"
 
 enum {
@@ -202,6 +203,7 @@ static void run_ready(struct tw_uv *h, uint64_t now, unsigned budget)
 		if (t->tw__repeat)
 			(void)arm(t, now, t->tw__repeat);
 		st->running = t;
+		TW_PROBE_UV_FIRE(t, t->tw__cb.timer);
 		t->tw__cb.timer(t);
 		st->running = NULL;
 		/* Left idle: on the idle list, for a walk. Only the loop's
@@ -379,6 +381,7 @@ int tw_uv_timer_start(struct tw_uv_timer *t, tw_uv_timer_cb cb, uint64_t timeout
 	t->tw__cb.timer = cb;
 	t->tw__flags |= TW__UVT_STARTED;
 	t->tw__repeat = repeat;
+	TW_PROBE_UV_START(t, timeout, repeat);
 	return 0;
 }
 
@@ -388,6 +391,7 @@ int tw_uv_timer_stop(struct tw_uv_timer *t)
 		return UV_EINVAL;
 	if (!t->tw__uv || !tw__uv_wheel(t->tw__uv) || (t->tw__flags & TW__UVT_CLOSING))
 		return 0;
+	TW_PROBE_UV_STOP(t, tw_uv_timer_is_active(t));
 	disarm(t);
 	park(t);
 	return 0;

@@ -47,6 +47,9 @@ inline void clear_align(tw_timer *t) { t->tw__flags &= static_cast<uint8_t>(~ali
 
 inline bool is_periodic(const tw_timer *t) { return t->tw__flags & flag_periodic; }
 
+// A timer's expiry as memory, for a probe: read there, not kept in a register.
+inline const volatile uint64_t &expires_watched(const tw_timer *t) { return t->expires; }
+
 constexpr uint8_t timer_magic = 0x7b;
 
 // The wheel's lifetime (tw_wheel::holds): who still holds its memory, one
@@ -255,14 +258,14 @@ private:
 	void fire_open_windows();
 	void take_opened(size_t index);
 	int refuse_advance() const;
-	int advance_with(uint64_t now, unsigned budget);
-	int advance_slow(uint64_t now, uint64_t quotient, unsigned budget);
+	template <bool Budgeted> int advance_with(uint64_t now, unsigned budget);
+	template <bool Budgeted> int advance_slow(uint64_t now, uint64_t quotient, unsigned budget);
 	int tell_next_expiry();
-	int advance_events(uint64_t now, uint64_t target_tick, unsigned budget);
+	template <bool Budgeted> int advance_events(uint64_t now, uint64_t target_tick, unsigned budget);
 	int end_advance(int fired);
 	void dump_level(FILE *out, unsigned level) const;
 	void dump_level_timers(FILE *out, unsigned level) const;
-	int run_expired_timers(unsigned budget);
+	template <bool Budgeted> int run_expired_timers(unsigned budget);
 	void notify_armed(uint64_t expires, bool was_idle);
 	int notify_added(uint64_t expires);
 	int notify_cancelled();
