@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Sum the test logs of the given build dirs into one closing line: meson's
 testlog.json, and where they exist the loaded run's testlog-loaded.json,
-.ci/reliability's reliability.json, .ci/fresh-root's fresh-root.json and
+.ci/reliability's reliability.json, .ci/fresh-root's fresh-root.json,
+.ci/debian's debian.json, tests/release/dist-check's dist.json and
 tests/cross/run's consumer.json, .ci/probe-test's probes.json, or tests/cross/run's skip.json alone for
 a target this host cannot run
 (one JSON object a line, each with a "result"). Each failure is named on a
@@ -35,7 +36,7 @@ for d in sys.argv[1:]:
         continue
     lines = [("testlog.json", line) for line in lines]
     for extra in ("meson-logs/testlog-loaded.json", "reliability.json", "fresh-root.json", "consumer.json",
-                  "probes.json"):
+                  "probes.json", "debian.json", "dist.json"):
         lines += [(extra.split("/")[-1], line) for line in read(f"{d}/{extra}") or []]
     for source, line in lines:
         test = json.loads(line)
