@@ -111,25 +111,96 @@ private:
 	int r_;
 };
 
-/* A duration as nanoseconds: rounded up, negative as 0, saturating at UINT64_MAX. */
+namespace detail {
+
+/*
+ * a * b / c for 64-bit operands, rounded down or (@up) up, saturating at
+ * UINT64_MAX: the product in two words, then long division. Portable and
+ * constexpr; at run time a conversion uses it only for periods whose
+ * exact product would not fit in 64 bits.
+ */
+constexpr std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t c, bool up = false) noexcept
+{
+	const std::uint64_t m = 0xffffffffu;
+	std::uint64_t ll = (a & m) * (b & m), lh = (a & m) * (b >> 32), hl = (a >> 32) * (b & m);
+	std::uint64_t mid = (ll >> 32) + (lh & m) + (hl & m);
+	std::uint64_t lo = (ll & m) | (mid << 32);
+	std::uint64_t hi = (a >> 32) * (b >> 32) + (lh >> 32) + (hl >> 32) + (mid >> 32);
+	if (hi >= c)
+		return UINT64_MAX;
+	std::uint64_t q = 0, r = hi;
+	for (int i = 63; i >= 0; i--) {
+		bool carry = (r >> 63) != 0;
+		r = (r << 1) | ((lo >> i) & 1);
+		q <<= 1;
+		if (carry || r >= c) {
+			r -= c;
+			q |= 1;
+		}
+	}
+	return up && r != 0 && q != UINT64_MAX ? q + 1 : q;
+}
+
+/*
+ * How a count of Period converts: Period = N/D nanoseconds (reduced),
+ * and the largest count that stays within nanoseconds::max(), computed
+ * without multiplying past 64 bits. wide: r * N for a remainder r < D
+ * may overflow, so the fraction goes through mul_div().
+ */
+template <class Period>
+struct ns_ratio {
+	using R = std::ratio_divide<Period, std::nano>;
+	static constexpr std::uint64_t num = static_cast<std::uint64_t>(R::num);
+	static constexpr std::uint64_t den = static_cast<std::uint64_t>(R::den);
+	static constexpr std::uint64_t limit = static_cast<std::uint64_t>(INT64_MAX);
+	static constexpr std::uint64_t max_count = mul_div(limit, den, num);
+	static constexpr bool wide = den > 1 && den - 1 > UINT64_MAX / num;
+};
+
+} // namespace detail
+
+/*
+ * A duration as nanoseconds: rounded up, negative as 0. Beyond
+ * nanoseconds::max() it saturates at UINT64_MAX, "never", for every
+ * period; constexpr.
+ */
 template <class Rep, class Period>
 constexpr std::uint64_t to_ns(std::chrono::duration<Rep, Period> d) noexcept
 {
+	static_assert(std::is_arithmetic_v<Rep>, "a duration counted in a built-in arithmetic type");
 	using D = std::chrono::duration<Rep, Period>;
+	using P = detail::ns_ratio<Period>;
 	if (!(d > D::zero()))
 		return 0;
 	if constexpr (std::is_floating_point_v<Rep>) {
-		// Any period: a float past the range must not reach the integer cast.
-		if (d >= std::chrono::duration_cast<D>(nanoseconds::max()))
+		// The product in floating point: a value past the range must not reach the integer cast.
+		using F = std::common_type_t<Rep, double>;
+		F ns = static_cast<F>(d.count()) * static_cast<F>(P::num) / static_cast<F>(P::den);
+		if (!(ns < static_cast<F>(9223372036854775807.0)))
 			return UINT64_MAX;
-	} else if constexpr (std::ratio_less_equal<std::nano, Period>::value) {
-		// Coarser than (or as fine as) a nanosecond: compare in d's units,
-		// counted at least 64 bits wide (nanoseconds::max() in an int wraps).
-		using W = std::chrono::duration<std::common_type_t<Rep, std::intmax_t>, Period>;
-		if (W(d) > std::chrono::duration_cast<W>(nanoseconds::max()))
+		auto n = static_cast<std::uint64_t>(ns);
+		if (!(static_cast<F>(n) < ns))
+			return n;
+		return n == P::limit ? UINT64_MAX : n + 1;
+	} else {
+		// The count compared in its own units, against the bound: no product overflows.
+		auto c = static_cast<std::uint64_t>(d.count());
+		if (c > P::max_count)
 			return UINT64_MAX;
+		if constexpr (P::den == 1) {
+			return c * P::num;
+		} else {
+			// Whole units of den exactly, then the remainder's fraction rounded up.
+			std::uint64_t q = c / P::den, r = c % P::den, f = 0;
+			if constexpr (P::wide) {
+				f = detail::mul_div(r, P::num, P::den, true);
+			} else {
+				std::uint64_t x = r * P::num;
+				f = x / P::den + (x % P::den != 0);
+			}
+			return q * P::num + f;
+		}
 	}
-	return static_cast<std::uint64_t>(std::chrono::ceil<nanoseconds>(d).count());
 }
 
 /* A time point of timerwheel::clock as the wheel's nanoseconds. */
