@@ -56,6 +56,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <ratio>
 #include <system_error>
@@ -86,7 +88,6 @@ using clock = std::chrono::steady_clock;
 #else
 using clock = monotonic_clock;
 #endif
-using time_point = clock::time_point;
 
 /*
  * result - what a C call returned: >= 0 a count or flag, < 0 -errno.
@@ -211,8 +212,9 @@ constexpr std::uint64_t to_ns(std::chrono::time_point<clock, Dur> t) noexcept
 }
 
 /* The wheel's nanoseconds as a time point; UINT64_MAX ("never") is time_point::max(). */
-constexpr time_point to_time_point(std::uint64_t ns) noexcept
+constexpr clock::time_point to_time_point(std::uint64_t ns) noexcept
 {
+	using time_point = clock::time_point;
 	using D = time_point::duration;
 	constexpr auto max_ns = static_cast<std::uint64_t>(nanoseconds::max().count());
 	if (ns >= max_ns)
@@ -231,6 +233,8 @@ constexpr time_point to_time_point(std::uint64_t ns) noexcept
  */
 class wheel_ref {
 public:
+	using time_point = clock::time_point;
+
 	constexpr explicit wheel_ref(tw_wheel *w) noexcept : w_(w) {}
 	wheel_ref(const wheel_ref &) noexcept = default;
 	/* Not reassignable: through a wheel's base it would drop the owned wheel. */
@@ -287,16 +291,27 @@ protected:
 /*
  * wheel - owns a tw_wheel: created by the constructor, destroyed by the
  * destructor (its armed timers go idle and are never called, as with
- * tw_wheel_destroy()). Movable, not copyable; a moved-from wheel is empty.
- * Construction cannot throw: test the wheel (explicit operator bool) or
- * error() after it.
+ * tw_wheel_destroy()). Movable, not copyable. Construction cannot throw:
+ * test the wheel (explicit operator bool) or error() after it.
+ *
+ * Not default-constructible: making a wheel reads the clock, allocates
+ * and may fail, so it is written out (wheel w(wheel::config{})). An empty
+ * wheel is written out too: wheel(nullptr), as with std::unique_ptr. A
+ * moved-from wheel is empty as well. An empty wheel is false; its calls
+ * return EINVAL, count() is 0 and next_expiry() is time_point::max().
  */
 class wheel : public wheel_ref {
 public:
+	/* A negative tick or slack is refused: EINVAL through error(). */
 	struct config {
 		nanoseconds tick{0};  // 0: TW_DEFAULT_TICK_NS
 		unsigned slot_bits{0}; // 0: TW_DEFAULT_SLOT_BITS
 		nanoseconds slack{0};  // default slack of arm() and rearm()
+		/* 0, or -EINVAL for a negative tick or slack. */
+		int check() const noexcept
+		{
+			return tick < nanoseconds::zero() || slack < nanoseconds::zero() ? -EINVAL : 0;
+		}
 		tw_config native() const noexcept
 		{
 			tw_config c{};
@@ -308,14 +323,16 @@ public:
 	};
 	using wheel_ref::operator bool;
 
-	wheel() noexcept : wheel_ref(nullptr) {}
+	wheel() = delete;
 	explicit wheel(const config &cfg, time_point now = clock::now()) noexcept : wheel_ref(nullptr)
 	{
 		tw_config c = cfg.native();
-		err_ = tw_wheel_create(&w_, &c, to_ns(now));
+		err_ = cfg.check();
+		if (err_ == 0)
+			err_ = tw_wheel_create(&w_, &c, to_ns(now));
 	}
 	explicit wheel(time_point now) noexcept : wheel(config{}, now) {}
-	/* Adopts a wheel made by tw_wheel_create(): destroys it in the end. */
+	/* Adopts a wheel made by tw_wheel_create(): destroys it in the end. nullptr: an empty wheel. */
 	explicit wheel(tw_wheel *w) noexcept : wheel_ref(w) {}
 	wheel(const wheel &) = delete;
 	wheel &operator=(const wheel &) = delete;
@@ -361,6 +378,8 @@ inline bool is_pending(const tw_timer *t) noexcept { return t->tw__where != 0; }
 template <class Native>
 class timer_base {
 public:
+	using time_point = clock::time_point;
+
 	timer_base(const timer_base &) = delete;
 	timer_base &operator=(const timer_base &) = delete;
 
@@ -398,6 +417,11 @@ public:
 	bool pending() const noexcept { return is_pending(t()); }
 	/* The expiry last armed. */
 	time_point expiry() const noexcept { return to_time_point(t()->expires); }
+	/*
+	 * The C timer. Arm it through this object, not through native(): the
+	 * destructor cancels only on the wheel this object armed it on, and
+	 * ends the program (std::abort()) if the C timer is armed elsewhere.
+	 */
 	tw_timer *native() noexcept { return t(); }
 	const tw_timer *native() const noexcept { return t(); }
 
@@ -406,7 +430,19 @@ protected:
 	~timer_base()
 	{
 		if (pending())
-			(void)tw_del(wheel_of(), t());
+			cancel_or_die();
+	}
+	/*
+	 * A pending timer that tw_del() refuses was armed on a wheel this
+	 * object never saw (through native()): freeing it would leave the
+	 * wheel a dangling timer, so the program stops here, loudly.
+	 */
+	void cancel_or_die() noexcept
+	{
+		if (tw_del(wheel_of(), t()) < 0) {
+			std::fputs("timerwheel: a timer armed through native() was destroyed while armed\n", stderr);
+			std::abort();
+		}
 	}
 	/*
 	 * A standard-layout class and its first member are pointer-
@@ -452,6 +488,16 @@ static_assert(std::is_standard_layout_v<timer_base<tw_timer>> && std::is_standar
  * aligned beyond a pointer (capturing a long double), is refused at
  * compile time; nothing is ever allocated.
  */
+/*
+ * What a timer's constructor and on_fire() take: something callable with
+ * no argument, other than the timer itself. A callable that is too big,
+ * too aligned or throws on construction matches too, and is refused by a
+ * static_assert that says why.
+ */
+template <class F, class Self>
+inline constexpr bool timer_callable =
+	!std::is_same_v<std::decay_t<F>, Self> && std::is_invocable_r_v<void, std::decay_t<F> &>;
+
 template <std::size_t Size>
 class callable {
 public:
@@ -519,13 +565,22 @@ class basic_timer : public detail::timer_base<tw_timer> {
 
 public:
 	basic_timer() noexcept { tw_timer_init(t(), &fire); }
-	template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, basic_timer>>>
+#if defined(__cpp_concepts) && __cpp_concepts >= 201907L
+	template <class F>
+		requires detail::timer_callable<F, basic_timer>
+#else
+	template <class F, std::enable_if_t<detail::timer_callable<F, basic_timer>, int> = 0>
+#endif
 	explicit basic_timer(F &&f) noexcept : basic_timer()
 	{
 		fn_.set(std::forward<F>(f));
 	}
 	// Members go before the base: cancel while the callable still lives.
-	~basic_timer() { (void)cancel(); }
+	~basic_timer()
+	{
+		if (pending())
+			cancel_or_die();
+	}
 	template <class F>
 	void on_fire(F &&f) noexcept
 	{
@@ -545,23 +600,37 @@ using timer = basic_timer<2 * sizeof(void *)>;
  * basic_periodic_timer<Size> - repeats every period without drift (a
  * tw_periodic): re-armed at expiry + n * period before its callable runs,
  * skipping missed periods. cancel() stops it, also from its callable.
- * start() arms it (arm() is hidden: it would keep the 1 ns period a timer
- * has before start() or set_period()); rearm() moves the next firing and
- * keeps the period.
+ * start() arms it and sets its period (arm() is hidden). rearm() moves
+ * the next firing and keeps the period; it fails with EINVAL while the
+ * timer has no period, before start() or set_period() gave one.
  */
 template <std::size_t Size>
 class basic_periodic_timer : public detail::timer_base<tw_periodic> {
 	using base = detail::timer_base<tw_periodic>;
 
 public:
-	basic_periodic_timer() noexcept { (void)tw_periodic_init(&n_, &fire, 1); }
-	template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, basic_periodic_timer>>>
+	// Period 0 until start() or set_period(): rearm() refuses it.
+	basic_periodic_timer() noexcept
+	{
+		(void)tw_periodic_init(&n_, &fire, 1);
+		n_.period = 0;
+	}
+#if defined(__cpp_concepts) && __cpp_concepts >= 201907L
+	template <class F>
+		requires detail::timer_callable<F, basic_periodic_timer>
+#else
+	template <class F, std::enable_if_t<detail::timer_callable<F, basic_periodic_timer>, int> = 0>
+#endif
 	explicit basic_periodic_timer(F &&f) noexcept : basic_periodic_timer()
 	{
 		fn_.set(std::forward<F>(f));
 	}
 	// Members go before the base: cancel while the callable still lives.
-	~basic_periodic_timer() { (void)cancel(); }
+	~basic_periodic_timer()
+	{
+		if (pending())
+			cancel_or_die();
+	}
 	template <class F>
 	void on_fire(F &&f) noexcept
 	{
@@ -595,16 +664,36 @@ public:
 	{
 		return start(w, to_time_point(tw_deadline(to_ns(clock::now()), to_ns(period))), period);
 	}
-	/* Read at each firing: may change at any time, from the callable too. */
+	/*
+	 * Read at each firing: may change at any time, from the callable too.
+	 * EINVAL for a zero or negative period, which changes nothing.
+	 */
 	template <class Rep, class Period>
-	bool set_period(std::chrono::duration<Rep, Period> period) noexcept
+	result set_period(std::chrono::duration<Rep, Period> period) noexcept
 	{
 		std::uint64_t p = to_ns(period);
 		if (p == 0)
-			return false;
+			return result(-EINVAL);
 		n_.period = p;
-		return true;
+		return result(0);
 	}
+	/* tw_mod(), as timer's; EINVAL before the timer has a period. */
+	result rearm(wheel_ref w, time_point at) noexcept { return n_.period ? base::rearm(w, at) : result(-EINVAL); }
+	template <class Rep, class Period>
+	result rearm(wheel_ref w, time_point at, std::chrono::duration<Rep, Period> slack) noexcept
+	{
+		return n_.period ? base::rearm(w, at, slack) : result(-EINVAL);
+	}
+	template <class Rep, class Period>
+	result rearm_after(wheel_ref w, std::chrono::duration<Rep, Period> d) noexcept
+	{
+		return n_.period ? base::rearm_after(w, d) : result(-EINVAL);
+	}
+	result rearm_ns(wheel_ref w, std::uint64_t at) noexcept
+	{
+		return n_.period ? base::rearm_ns(w, at) : result(-EINVAL);
+	}
+	/* Zero before start() or set_period(). */
 	nanoseconds period() const noexcept
 	{
 		return n_.period >= static_cast<std::uint64_t>(nanoseconds::max().count())
@@ -613,11 +702,7 @@ public:
 	}
 
 private:
-	/*
-	 * Arming goes through start(), which sets the period: before it the
-	 * period is 1 ns. rearm() (public) moves the next firing of a
-	 * started timer and keeps its period.
-	 */
+	/* Arming goes through start(), which sets the period. */
 	using base::arm;
 	using base::arm_after;
 	using base::arm_ns;
@@ -691,6 +776,8 @@ private:
  */
 class request {
 public:
+	using time_point = clock::time_point;
+
 	request() noexcept = default;
 	request(const request &) = delete;
 	request &operator=(const request &) = delete;
@@ -822,7 +909,7 @@ private:
 	int r_ = 0;
 };
 
-inline sleep_awaiter sleep_until(wheel_ref w, time_point at) noexcept { return sleep_awaiter(w, to_ns(at)); }
+inline sleep_awaiter sleep_until(wheel_ref w, clock::time_point at) noexcept { return sleep_awaiter(w, to_ns(at)); }
 
 template <class Rep, class Period>
 sleep_awaiter sleep_for(wheel_ref w, std::chrono::duration<Rep, Period> d) noexcept

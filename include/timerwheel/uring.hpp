@@ -115,7 +115,7 @@ public:
 		(void)tw_uring_get_stats(h_.get(), &s);
 		return s;
 	}
-	static time_point now() noexcept { return to_time_point(tw_uring_now()); }
+	static clock::time_point now() noexcept { return to_time_point(tw_uring_now()); }
 
 private:
 	using handle = detail::backend_handle<tw_uring, &tw_uring_detach>;
@@ -148,7 +148,7 @@ public:
 		(void)tw_uring_loop_get_stats(h_.get(), &s);
 		return s;
 	}
-	static time_point now() noexcept { return to_time_point(tw_uring_now()); }
+	static clock::time_point now() noexcept { return to_time_point(tw_uring_now()); }
 
 private:
 	using handle = detail::backend_handle<tw_uring_loop, &tw_uring_loop_close>;
