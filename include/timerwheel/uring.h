@@ -269,6 +269,9 @@ TW_API int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cq
  * the next submit (while a chain of the program is open in the SQ, it is
  * cancelled through io_uring_register() instead, kernel 6.0). Their completions carry the tag: skip them with
  * tw_uring_is_tagged(). Must not be called from a timer callback.
+ * A ring the program tore down first (io_uring_queue_exit()) is detected:
+ * nothing of it is touched then, as the kernel dropped its requests. The
+ * struct io_uring itself must still exist.
  *
  * Return: 0, -EINVAL if @u is NULL, -EBUSY from a callback run by the
  * backend. If no SQE is free even after submitting,
