@@ -418,9 +418,9 @@ public:
 	/* The expiry last armed. */
 	time_point expiry() const noexcept { return to_time_point(t()->expires); }
 	/*
-	 * The C timer. Arm it through this object, not through native(): the
-	 * destructor cancels only on the wheel this object armed it on, and
-	 * ends the program (std::abort()) if the C timer is armed elsewhere.
+	 * The C timer. Arm it through this object, not through native(). The
+	 * destructor cancels only on the wheel this object armed it on. If the
+	 * C timer is armed elsewhere, it ends the program (std::abort()).
 	 */
 	tw_timer *native() noexcept { return t(); }
 	const tw_timer *native() const noexcept { return t(); }
@@ -433,9 +433,9 @@ protected:
 			cancel_or_die();
 	}
 	/*
-	 * A pending timer that tw_del() refuses was armed on a wheel this
-	 * object never saw (through native()): freeing it would leave the
-	 * wheel a dangling timer, so the program stops here, loudly.
+	 * tw_del() refuses a timer armed on a wheel this object never saw
+	 * (through native()). Freeing it would leave that wheel a dangling
+	 * timer, so the program stops here, loudly.
 	 */
 	void cancel_or_die() noexcept
 	{

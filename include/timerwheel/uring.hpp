@@ -20,9 +20,9 @@
  * Closing from a callback. Neither lets go from one of the wheel's
  * callbacks, nor the loop while run() runs: the C calls refuse there.
  * detach() and close() then return EBUSY and change nothing. The
- * destructor, or a move-assignment onto one, cannot return an error: it
- * ends the program there (std::abort()), with a message, rather than
- * leave a backend attached with nobody to let it go. Stop the loop
+ * destructor, or a move-assignment onto one, cannot return an error.
+ * There it ends the program (std::abort()) with a message: a backend
+ * left attached would have nobody to let it go. Stop the loop
  * (stop()) and let go after run() returns. (The libuv wrapper differs
  * here, as libuv does: it may close from a callback.)
  *
