@@ -9,10 +9,8 @@ extern "C" {
 }
 
 #include <type_traits>
-#if defined(__unix__)
-#include <sys/wait.h>
-#include <unistd.h>
-#endif
+
+#include "aborts.hpp"
 
 namespace tws = timerwheel;
 using namespace std::chrono_literals;
@@ -108,30 +106,12 @@ void test_callable_constraint(void **)
 	assert_int_equal(overload(t), 1);
 }
 
-#if defined(__unix__)
-// Runs @body in a child; true if the child ended by SIGABRT.
-template <class F>
-bool aborts(F body)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		body();
-		_exit(0);
-	}
-	int st = 0;
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return false;
-	return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
-}
-#endif
-
 // A timer armed through native() is destroyed while armed: its destructor
 // cannot cancel it on a wheel it never saw, so the program stops there,
 // instead of leaving the wheel a dangling timer to fire later.
 void test_native_armed(void **)
 {
-#if defined(__unix__)
+#ifdef TW_TEST_HAVE_ABORTS
 	assert_true(aborts([] {
 		tws::wheel w(at_ms(0));
 		{

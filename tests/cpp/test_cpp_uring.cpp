@@ -6,9 +6,9 @@
 // value and leaves it open. Skips, saying so, where the kernel refuses
 // io_uring (as every io_uring test does).
 #include <liburing.h>
-#include <sys/wait.h>
 #include <timerwheel/uring.hpp>
-#include <unistd.h>
+
+#include "aborts.hpp"
 
 #include "stamp.hpp"
 
@@ -83,22 +83,6 @@ void test_attachment(void **)
 	}
 	io_uring_queue_exit(&ring);
 	assert_true(w.check().ok());
-}
-
-// Runs @body in a child; true if the child ended by SIGABRT.
-template <class F>
-bool aborts(F body)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		body();
-		_exit(0);
-	}
-	int st = 0;
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return false;
-	return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
 }
 
 // Moves leave the source empty; a move onto a loop whose close is
