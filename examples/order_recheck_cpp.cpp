@@ -28,19 +28,19 @@ namespace {
 class shop;
 
 struct order {
-	order(shop &s, unsigned long id, tws::time_point due);
+	order(shop &s, unsigned long id, tws::clock::time_point due);
 	shop &owner;
 	unsigned long id;
-	tws::time_point due;
+	tws::clock::time_point due;
 	tws::timer recheck; // cancelled by its destructor: erasing the order is enough
 };
 
 class shop {
 public:
-	explicit shop(tws::time_point start) : wheel_(start) {}
+	explicit shop(tws::clock::time_point start) : wheel_(start) {}
 	bool ok() const { return static_cast<bool>(wheel_); }
 
-	void take(unsigned long id, tws::time_point now)
+	void take(unsigned long id, tws::clock::time_point now)
 	{
 		auto o = std::make_unique<order>(*this, id, now + 30min);
 		if (!o->recheck.arm(wheel_, o->due))
@@ -55,7 +55,7 @@ public:
 			paid_++;
 	}
 	// An amended order is re-checked 30 minutes after the amendment.
-	void amend(unsigned long id, tws::time_point now)
+	void amend(unsigned long id, tws::clock::time_point now)
 	{
 		auto it = orders_.find(id);
 		if (it == orders_.end())
@@ -81,7 +81,7 @@ public:
 			if (!wheel_.advance(wheel_.next_expiry()))
 				failures_++;
 	}
-	tws::time_point now() const { return wheel_.now(); }
+	tws::clock::time_point now() const { return wheel_.now(); }
 	int report(unsigned long n) const
 	{
 		std::printf("order_recheck_cpp: %lu orders, %lu paid (re-check cancelled by the order's destructor), "
@@ -104,7 +104,7 @@ private:
 		      failures_ = 0;
 };
 
-order::order(shop &s, unsigned long i, tws::time_point d)
+order::order(shop &s, unsigned long i, tws::clock::time_point d)
 	: owner(s), id(i), due(d), recheck([this] { owner.recheck(*this); })
 {
 }
@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "usage: order_recheck_cpp [-n ORDERS]\n");
 		return 2;
 	}
-	tws::time_point t(1h); // the simulated clock
+	tws::clock::time_point t(1h); // the simulated clock
 	shop s(t);
 	if (!s.ok())
 		return 1;

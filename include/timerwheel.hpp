@@ -57,6 +57,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <ratio>
 #include <system_error>
@@ -87,7 +89,6 @@ using clock = std::chrono::steady_clock;
 #else
 using clock = monotonic_clock;
 #endif
-using time_point = clock::time_point;
 
 /*
  * result - what a C call returned: >= 0 a count or flag, < 0 -errno.
@@ -112,25 +113,96 @@ private:
 	int r_;
 };
 
-/* A duration as nanoseconds: rounded up, negative as 0, saturating at UINT64_MAX. */
+namespace detail {
+
+/*
+ * a * b / c for 64-bit operands, rounded down or (@up) up, saturating at
+ * UINT64_MAX: the product in two words, then long division. Portable and
+ * constexpr; at run time a conversion uses it only for periods whose
+ * exact product would not fit in 64 bits.
+ */
+constexpr std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t c, bool up = false) noexcept
+{
+	const std::uint64_t m = 0xffffffffu;
+	std::uint64_t ll = (a & m) * (b & m), lh = (a & m) * (b >> 32), hl = (a >> 32) * (b & m);
+	std::uint64_t mid = (ll >> 32) + (lh & m) + (hl & m);
+	std::uint64_t lo = (ll & m) | (mid << 32);
+	std::uint64_t hi = (a >> 32) * (b >> 32) + (lh >> 32) + (hl >> 32) + (mid >> 32);
+	if (hi >= c)
+		return UINT64_MAX;
+	std::uint64_t q = 0, r = hi;
+	for (int i = 63; i >= 0; i--) {
+		bool carry = (r >> 63) != 0;
+		r = (r << 1) | ((lo >> i) & 1);
+		q <<= 1;
+		if (carry || r >= c) {
+			r -= c;
+			q |= 1;
+		}
+	}
+	return up && r != 0 && q != UINT64_MAX ? q + 1 : q;
+}
+
+/*
+ * How a count of Period converts: Period = N/D nanoseconds (reduced),
+ * and the largest count that stays within nanoseconds::max(), computed
+ * without multiplying past 64 bits. wide: r * N for a remainder r < D
+ * may overflow, so the fraction goes through mul_div().
+ */
+template <class Period>
+struct ns_ratio {
+	using R = std::ratio_divide<Period, std::nano>;
+	static constexpr std::uint64_t num = static_cast<std::uint64_t>(R::num);
+	static constexpr std::uint64_t den = static_cast<std::uint64_t>(R::den);
+	static constexpr std::uint64_t limit = static_cast<std::uint64_t>(INT64_MAX);
+	static constexpr std::uint64_t max_count = mul_div(limit, den, num);
+	static constexpr bool wide = den > 1 && den - 1 > UINT64_MAX / num;
+};
+
+} // namespace detail
+
+/*
+ * A duration as nanoseconds: rounded up, negative as 0. Beyond
+ * nanoseconds::max() it saturates at UINT64_MAX, "never", for every
+ * period; constexpr.
+ */
 template <class Rep, class Period>
 constexpr std::uint64_t to_ns(std::chrono::duration<Rep, Period> d) noexcept
 {
+	static_assert(std::is_arithmetic_v<Rep>, "a duration counted in a built-in arithmetic type");
 	using D = std::chrono::duration<Rep, Period>;
+	using P = detail::ns_ratio<Period>;
 	if (!(d > D::zero()))
 		return 0;
 	if constexpr (std::is_floating_point_v<Rep>) {
-		// Any period: a float past the range must not reach the integer cast.
-		if (d >= std::chrono::duration_cast<D>(nanoseconds::max()))
+		// The product in floating point: a value past the range must not reach the integer cast.
+		using F = std::common_type_t<Rep, double>;
+		F ns = static_cast<F>(d.count()) * static_cast<F>(P::num) / static_cast<F>(P::den);
+		if (!(ns < static_cast<F>(9223372036854775807.0)))
 			return UINT64_MAX;
-	} else if constexpr (std::ratio_less_equal<std::nano, Period>::value) {
-		// Coarser than (or as fine as) a nanosecond: compare in d's units,
-		// counted at least 64 bits wide (nanoseconds::max() in an int wraps).
-		using W = std::chrono::duration<std::common_type_t<Rep, std::intmax_t>, Period>;
-		if (W(d) > std::chrono::duration_cast<W>(nanoseconds::max()))
+		auto n = static_cast<std::uint64_t>(ns);
+		if (!(static_cast<F>(n) < ns))
+			return n;
+		return n == P::limit ? UINT64_MAX : n + 1;
+	} else {
+		// The count compared in its own units, against the bound: no product overflows.
+		auto c = static_cast<std::uint64_t>(d.count());
+		if (c > P::max_count)
 			return UINT64_MAX;
+		if constexpr (P::den == 1) {
+			return c * P::num;
+		} else {
+			// Whole units of den exactly, then the remainder's fraction rounded up.
+			std::uint64_t q = c / P::den, r = c % P::den, f = 0;
+			if constexpr (P::wide) {
+				f = detail::mul_div(r, P::num, P::den, true);
+			} else {
+				std::uint64_t x = r * P::num;
+				f = x / P::den + (x % P::den != 0);
+			}
+			return q * P::num + f;
+		}
 	}
-	return static_cast<std::uint64_t>(std::chrono::ceil<nanoseconds>(d).count());
 }
 
 /* A time point of timerwheel::clock as the wheel's nanoseconds. */
@@ -141,8 +213,9 @@ constexpr std::uint64_t to_ns(std::chrono::time_point<clock, Dur> t) noexcept
 }
 
 /* The wheel's nanoseconds as a time point; UINT64_MAX ("never") is time_point::max(). */
-constexpr time_point to_time_point(std::uint64_t ns) noexcept
+constexpr clock::time_point to_time_point(std::uint64_t ns) noexcept
 {
+	using time_point = clock::time_point;
 	using D = time_point::duration;
 	constexpr auto max_ns = static_cast<std::uint64_t>(nanoseconds::max().count());
 	if (ns >= max_ns)
@@ -161,6 +234,8 @@ constexpr time_point to_time_point(std::uint64_t ns) noexcept
  */
 class wheel_ref {
 public:
+	using time_point = clock::time_point;
+
 	constexpr explicit wheel_ref(tw_wheel *w) noexcept : w_(w) {}
 	wheel_ref(const wheel_ref &) noexcept = default;
 	/* Not reassignable: through a wheel's base it would drop the owned wheel. */
@@ -217,16 +292,27 @@ protected:
 /*
  * wheel - owns a tw_wheel: created by the constructor, destroyed by the
  * destructor (its armed timers go idle and are never called, as with
- * tw_wheel_destroy()). Movable, not copyable; a moved-from wheel is empty.
- * Construction cannot throw: test the wheel (explicit operator bool) or
- * error() after it.
+ * tw_wheel_destroy()). Movable, not copyable. Construction cannot throw:
+ * test the wheel (explicit operator bool) or error() after it.
+ *
+ * Not default-constructible: making a wheel reads the clock, allocates
+ * and may fail, so it is written out (wheel w(wheel::config{})). An empty
+ * wheel is written out too: wheel(nullptr), as with std::unique_ptr. A
+ * moved-from wheel is empty as well. An empty wheel is false; its calls
+ * return EINVAL, count() is 0 and next_expiry() is time_point::max().
  */
 class wheel : public wheel_ref {
 public:
+	/* A negative tick or slack is refused: EINVAL through error(). */
 	struct config {
 		nanoseconds tick{0};  // 0: TW_DEFAULT_TICK_NS
 		unsigned slot_bits{0}; // 0: TW_DEFAULT_SLOT_BITS
 		nanoseconds slack{0};  // default slack of arm() and rearm()
+		/* 0, or -EINVAL for a negative tick or slack. */
+		int check() const noexcept
+		{
+			return tick < nanoseconds::zero() || slack < nanoseconds::zero() ? -EINVAL : 0;
+		}
 		tw_config native() const noexcept
 		{
 			tw_config c{};
@@ -238,14 +324,16 @@ public:
 	};
 	using wheel_ref::operator bool;
 
-	wheel() noexcept : wheel_ref(nullptr) {}
+	wheel() = delete;
 	explicit wheel(const config &cfg, time_point now = clock::now()) noexcept : wheel_ref(nullptr)
 	{
 		tw_config c = cfg.native();
-		err_ = tw_wheel_create(&w_, &c, to_ns(now));
+		err_ = cfg.check();
+		if (err_ == 0)
+			err_ = tw_wheel_create(&w_, &c, to_ns(now));
 	}
 	explicit wheel(time_point now) noexcept : wheel(config{}, now) {}
-	/* Adopts a wheel made by tw_wheel_create(): destroys it in the end. */
+	/* Adopts a wheel made by tw_wheel_create(): destroys it in the end. nullptr: an empty wheel. */
 	explicit wheel(tw_wheel *w) noexcept : wheel_ref(w) {}
 	wheel(const wheel &) = delete;
 	wheel &operator=(const wheel &) = delete;
@@ -291,6 +379,8 @@ inline bool is_pending(const tw_timer *t) noexcept { return t->tw__where != 0; }
 template <class Native>
 class timer_base {
 public:
+	using time_point = clock::time_point;
+
 	timer_base(const timer_base &) = delete;
 	timer_base &operator=(const timer_base &) = delete;
 
@@ -328,6 +418,11 @@ public:
 	bool pending() const noexcept { return is_pending(t()); }
 	/* The expiry last armed. */
 	time_point expiry() const noexcept { return to_time_point(t()->expires); }
+	/*
+	 * The C timer. Arm it through this object, not through native(). The
+	 * destructor cancels only on the wheel this object armed it on. If the
+	 * C timer is armed elsewhere, it ends the program (std::abort()).
+	 */
 	tw_timer *native() noexcept { return t(); }
 	const tw_timer *native() const noexcept { return t(); }
 
@@ -336,7 +431,19 @@ protected:
 	~timer_base()
 	{
 		if (pending())
-			(void)tw_del(wheel_of(), t());
+			cancel_or_die();
+	}
+	/*
+	 * tw_del() refuses a timer armed on a wheel this object never saw
+	 * (through native()). Freeing it would leave that wheel a dangling
+	 * timer, so the program stops here, loudly.
+	 */
+	void cancel_or_die() noexcept
+	{
+		if (tw_del(wheel_of(), t()) < 0) {
+			std::fputs("timerwheel: a timer armed through native() was destroyed while armed\n", stderr);
+			std::abort();
+		}
 	}
 	/*
 	 * A standard-layout class and its first member are pointer-
@@ -382,6 +489,16 @@ static_assert(std::is_standard_layout_v<timer_base<tw_timer>> && std::is_standar
  * aligned beyond a pointer (capturing a long double), is refused at
  * compile time; nothing is ever allocated.
  */
+/*
+ * What a timer's constructor and on_fire() take: something callable with
+ * no argument, other than the timer itself. A callable that is too big,
+ * too aligned or throws on construction matches too, and is refused by a
+ * static_assert that says why.
+ */
+template <class F, class Self>
+inline constexpr bool timer_callable =
+	!std::is_same_v<std::decay_t<F>, Self> && std::is_invocable_r_v<void, std::decay_t<F> &>;
+
 template <std::size_t Size>
 class callable {
 public:
@@ -449,13 +566,22 @@ class basic_timer : public detail::timer_base<tw_timer> {
 
 public:
 	basic_timer() noexcept { tw_timer_init(t(), &fire); }
-	template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, basic_timer>>>
+#if defined(__cpp_concepts) && __cpp_concepts >= 201907L
+	template <class F>
+		requires detail::timer_callable<F, basic_timer>
+#else
+	template <class F, std::enable_if_t<detail::timer_callable<F, basic_timer>, int> = 0>
+#endif
 	explicit basic_timer(F &&f) noexcept : basic_timer()
 	{
 		fn_.set(std::forward<F>(f));
 	}
 	// Members go before the base: cancel while the callable still lives.
-	~basic_timer() { (void)cancel(); }
+	~basic_timer()
+	{
+		if (pending())
+			cancel_or_die();
+	}
 	template <class F>
 	void on_fire(F &&f) noexcept
 	{
@@ -475,23 +601,37 @@ using timer = basic_timer<2 * sizeof(void *)>;
  * basic_periodic_timer<Size> - repeats every period without drift (a
  * tw_periodic): re-armed at expiry + n * period before its callable runs,
  * skipping missed periods. cancel() stops it, also from its callable.
- * start() arms it (arm() is hidden: it would keep the 1 ns period a timer
- * has before start() or set_period()); rearm() moves the next firing and
- * keeps the period.
+ * start() arms it and sets its period (arm() is hidden). rearm() moves
+ * the next firing and keeps the period; it fails with EINVAL while the
+ * timer has no period, before start() or set_period() gave one.
  */
 template <std::size_t Size>
 class basic_periodic_timer : public detail::timer_base<tw_periodic> {
 	using base = detail::timer_base<tw_periodic>;
 
 public:
-	basic_periodic_timer() noexcept { (void)tw_periodic_init(&n_, &fire, 1); }
-	template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, basic_periodic_timer>>>
+	// Period 0 until start() or set_period(): rearm() refuses it.
+	basic_periodic_timer() noexcept
+	{
+		(void)tw_periodic_init(&n_, &fire, 1);
+		n_.period = 0;
+	}
+#if defined(__cpp_concepts) && __cpp_concepts >= 201907L
+	template <class F>
+		requires detail::timer_callable<F, basic_periodic_timer>
+#else
+	template <class F, std::enable_if_t<detail::timer_callable<F, basic_periodic_timer>, int> = 0>
+#endif
 	explicit basic_periodic_timer(F &&f) noexcept : basic_periodic_timer()
 	{
 		fn_.set(std::forward<F>(f));
 	}
 	// Members go before the base: cancel while the callable still lives.
-	~basic_periodic_timer() { (void)cancel(); }
+	~basic_periodic_timer()
+	{
+		if (pending())
+			cancel_or_die();
+	}
 	template <class F>
 	void on_fire(F &&f) noexcept
 	{
@@ -525,16 +665,36 @@ public:
 	{
 		return start(w, to_time_point(tw_deadline(to_ns(clock::now()), to_ns(period))), period);
 	}
-	/* Read at each firing: may change at any time, from the callable too. */
+	/*
+	 * Read at each firing: may change at any time, from the callable too.
+	 * EINVAL for a zero or negative period, which changes nothing.
+	 */
 	template <class Rep, class Period>
-	bool set_period(std::chrono::duration<Rep, Period> period) noexcept
+	result set_period(std::chrono::duration<Rep, Period> period) noexcept
 	{
 		std::uint64_t p = to_ns(period);
 		if (p == 0)
-			return false;
+			return result(-EINVAL);
 		n_.period = p;
-		return true;
+		return result(0);
 	}
+	/* tw_mod(), as timer's; EINVAL before the timer has a period. */
+	result rearm(wheel_ref w, time_point at) noexcept { return n_.period ? base::rearm(w, at) : result(-EINVAL); }
+	template <class Rep, class Period>
+	result rearm(wheel_ref w, time_point at, std::chrono::duration<Rep, Period> slack) noexcept
+	{
+		return n_.period ? base::rearm(w, at, slack) : result(-EINVAL);
+	}
+	template <class Rep, class Period>
+	result rearm_after(wheel_ref w, std::chrono::duration<Rep, Period> d) noexcept
+	{
+		return n_.period ? base::rearm_after(w, d) : result(-EINVAL);
+	}
+	result rearm_ns(wheel_ref w, std::uint64_t at) noexcept
+	{
+		return n_.period ? base::rearm_ns(w, at) : result(-EINVAL);
+	}
+	/* Zero before start() or set_period(). */
 	nanoseconds period() const noexcept
 	{
 		return n_.period >= static_cast<std::uint64_t>(nanoseconds::max().count())
@@ -543,11 +703,7 @@ public:
 	}
 
 private:
-	/*
-	 * Arming goes through start(), which sets the period: before it the
-	 * period is 1 ns. rearm() (public) moves the next firing of a
-	 * started timer and keeps its period.
-	 */
+	/* Arming goes through start(), which sets the period. */
 	using base::arm;
 	using base::arm_after;
 	using base::arm_ns;
@@ -621,6 +777,8 @@ private:
  */
 class request {
 public:
+	using time_point = clock::time_point;
+
 	request() noexcept = default;
 	request(const request &) = delete;
 	request &operator=(const request &) = delete;
@@ -752,7 +910,7 @@ private:
 	int r_ = 0;
 };
 
-inline sleep_awaiter sleep_until(wheel_ref w, time_point at) noexcept { return sleep_awaiter(w, to_ns(at)); }
+inline sleep_awaiter sleep_until(wheel_ref w, clock::time_point at) noexcept { return sleep_awaiter(w, to_ns(at)); }
 
 template <class Rep, class Period>
 sleep_awaiter sleep_for(wheel_ref w, std::chrono::duration<Rep, Period> d) noexcept

@@ -331,6 +331,9 @@ TW_API int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cq
  * io_uring_register() instead (kernel 6.0).
  * Their completions carry the tag: skip them with tw_uring_is_tagged().
  * It must not be called from a timer callback.
+ * A ring the program tore down first (io_uring_queue_exit()) is detected.
+ * Nothing of that ring is touched then: the kernel dropped its requests.
+ * The struct io_uring itself must still exist.
  *
  * Return: 0 on success.
  * It returns -EINVAL if @u is NULL, and -EBUSY from a callback the backend

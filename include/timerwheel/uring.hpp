@@ -15,13 +15,22 @@
  * tw_uring_loop_close() which then frees the ring. The wheel stays the
  * program's with its timers armed; declaring the timerwheel::wheel before
  * the backend makes the backend let go first (a wheel destroyed first is
- * released when the backend lets go, which the C API allows too). Neither
- * may be destroyed from one of the wheel's callbacks nor, for the loop,
- * while run() runs: the C calls refuse with -EBUSY there, so the backend
- * would stay attached with nobody to let it go (debug builds assert).
- * Movable, not copyable; a moved-from one is empty. Moving onto one that
- * cannot let go (from a callback) swaps the two: the source then holds
- * the one still attached, to let go later.
+ * released when the backend lets go, which the C API allows too).
+ *
+ * Closing from a callback. Neither lets go from one of the wheel's
+ * callbacks, nor the loop while run() runs: the C calls refuse there.
+ * detach() and close() then return EBUSY and change nothing. The
+ * destructor, or a move-assignment onto one, cannot return an error.
+ * There it ends the program (std::abort()) with a message: a backend
+ * left attached would have nobody to let it go. Stop the loop
+ * (stop()) and let go after run() returns. (The libuv wrapper differs
+ * here, as libuv does: it may close from a callback.)
+ *
+ * Movable, not copyable; a moved-from one is empty.
+ *
+ * A ring the program tears down first (io_uring_queue_exit()) is
+ * detected when the backend lets go: it then touches nothing of the
+ * ring. The struct io_uring itself must still exist.
  */
 #ifndef TIMERWHEEL_URING_HPP
 #define TIMERWHEEL_URING_HPP
@@ -29,7 +38,8 @@
 #include <timerwheel/uring.h>
 #include <timerwheel.hpp>
 
-#include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace timerwheel {
@@ -40,9 +50,8 @@ namespace detail {
  * The handle both backends hold, and how it lets go: Release
  * (tw_uring_detach(), tw_uring_loop_close()) refuses with -EBUSY from
  * the wheel's callbacks or while the loop runs, and then the handle stays
- * attached: it is kept, never dropped. A move onto a handle that cannot
- * let go swaps the two, so the source holds it; a destructor that cannot
- * is a program error (asserted in debug builds), and the backend stays.
+ * attached. A destructor or move-assignment that cannot let go has no
+ * way to say so: it stops the program, loudly.
  */
 template <class T, int (*Release)(T *)>
 class backend_handle {
@@ -55,21 +64,13 @@ public:
 	backend_handle &operator=(backend_handle &&o) noexcept
 	{
 		if (this != &o) {
-			if (!release()) {
-				std::swap(p_, o.p_);
-				std::swap(err_, o.err_);
-				return *this;
-			}
+			release_or_die();
 			p_ = std::exchange(o.p_, nullptr);
 			err_ = std::exchange(o.err_, 0);
 		}
 		return *this;
 	}
-	~backend_handle()
-	{
-		[[maybe_unused]] result r = release();
-		assert(r.ok() && "a backend destroyed from its wheel's callback or run(): it stays attached");
-	}
+	~backend_handle() { release_or_die(); }
 
 	result release() noexcept
 	{
@@ -79,6 +80,15 @@ public:
 		if (r == 0)
 			p_ = nullptr;
 		return result(r);
+	}
+	void release_or_die() noexcept
+	{
+		if (!release()) {
+			std::fputs("timerwheel: an io_uring backend destroyed or assigned over from its wheel's "
+				   "callback or run()\n",
+				   stderr);
+			std::abort();
+		}
 	}
 	T *get() const noexcept { return p_; }
 	int err() const noexcept { return err_; }
@@ -115,7 +125,7 @@ public:
 		(void)tw_uring_get_stats(h_.get(), &s);
 		return s;
 	}
-	static time_point now() noexcept { return to_time_point(tw_uring_now()); }
+	static clock::time_point now() noexcept { return to_time_point(tw_uring_now()); }
 
 private:
 	using handle = detail::backend_handle<tw_uring, &tw_uring_detach>;
@@ -148,7 +158,7 @@ public:
 		(void)tw_uring_loop_get_stats(h_.get(), &s);
 		return s;
 	}
-	static time_point now() noexcept { return to_time_point(tw_uring_now()); }
+	static clock::time_point now() noexcept { return to_time_point(tw_uring_now()); }
 
 private:
 	using handle = detail::backend_handle<tw_uring_loop, &tw_uring_loop_close>;

@@ -31,11 +31,13 @@ namespace timerwheel {
 class uv_wheel {
 public:
 	uv_wheel() noexcept = default;
-	/* tw_uv_init(): a wheel of its own on @loop. */
+	/* tw_uv_init(): a wheel of its own on @loop; a negative tick or slack is EINVAL. */
 	uv_wheel(uv_loop_t *loop, const wheel::config &cfg, unsigned flags = 0) noexcept
 	{
 		tw_config c = cfg.native();
-		make([&](tw_uv *h) { return tw_uv_init(loop, h, &c, flags); });
+		err_ = cfg.check();
+		if (err_ == 0)
+			make([&](tw_uv *h) { return tw_uv_init(loop, h, &c, flags); });
 	}
 	/* tw_uv_attach(): drives the program's wheel @w on @loop. */
 	uv_wheel(uv_loop_t *loop, wheel_ref w, unsigned flags = 0) noexcept
@@ -76,7 +78,7 @@ public:
 		return s;
 	}
 	/* The backend's clock, uv_hrtime(): CLOCK_MONOTONIC, as timerwheel::clock on Linux. */
-	static time_point now() noexcept { return to_time_point(tw_uv_now()); }
+	static clock::time_point now() noexcept { return to_time_point(tw_uv_now()); }
 
 private:
 	template <class F>

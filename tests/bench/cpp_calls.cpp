@@ -49,7 +49,7 @@ struct cxxtimer {
 std::vector<std::uint64_t> due;
 // The same deadlines as time points, made before the timed loops: the
 // C++ side then counts its calls, not the benchmark's conversions.
-std::vector<tws::time_point> due_tp, later_tp;
+std::vector<tws::clock::time_point> due_tp, later_tp;
 ctimer *cts;
 cxxtimer *xts;
 std::uint64_t now0 = 1000 * tick;

@@ -9,7 +9,7 @@
 
 struct stamp {
 	timerwheel::timer t;
-	timerwheel::time_point due{};
+	timerwheel::clock::time_point due{};
 	int fired = 0;
 	int early = 0;
 	stamp() : t([this] {

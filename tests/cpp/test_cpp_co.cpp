@@ -43,7 +43,7 @@ struct task {
 	std::coroutine_handle<promise_type> h;
 };
 
-tws::time_point at_ms(long ms) { return tws::time_point(std::chrono::milliseconds(ms)); }
+tws::clock::time_point at_ms(long ms) { return tws::clock::time_point(std::chrono::milliseconds(ms)); }
 
 struct log {
 	tws::wheel *w;
@@ -84,7 +84,7 @@ void test_sleep_until(void **)
 	assert_true(w.check().ok());
 }
 
-task sleep_on(tws::wheel_ref w, tws::nanoseconds d, tws::time_point *woke, tws::result *r)
+task sleep_on(tws::wheel_ref w, tws::nanoseconds d, tws::clock::time_point *woke, tws::result *r)
 {
 	*r = co_await tws::sleep_for(w, d);
 	*woke = tws::clock::now();
@@ -92,8 +92,8 @@ task sleep_on(tws::wheel_ref w, tws::nanoseconds d, tws::time_point *woke, tws::
 
 void test_sleep_for_real_clock(void **)
 {
-	tws::wheel w;
-	tws::time_point start = tws::clock::now(), woke{};
+	tws::wheel w(nullptr);
+	tws::clock::time_point start = tws::clock::now(), woke{};
 	tws::result r(1);
 	w = tws::wheel(start);
 	task t = sleep_on(w, 3ms, &woke, &r);
@@ -106,7 +106,7 @@ void test_sleep_for_real_clock(void **)
 void test_destroyed_while_suspended(void **)
 {
 	tws::wheel w(at_ms(0));
-	tws::time_point woke{};
+	tws::clock::time_point woke{};
 	tws::result r(1);
 	{
 		task t = sleep_on(w, 1h, &woke, &r);
@@ -114,13 +114,13 @@ void test_destroyed_while_suspended(void **)
 	} // the frame goes, and its timer with it
 	assert_int_equal(w.count(), 0);
 	assert_true(w.check().ok());
-	assert_true(woke == tws::time_point{});
+	assert_true(woke == tws::clock::time_point{});
 }
 
 void test_error(void **)
 {
-	tws::wheel w; // no wheel: EINVAL, resumed at once
-	tws::time_point woke{};
+	tws::wheel w(nullptr); // no wheel: EINVAL, resumed at once
+	tws::clock::time_point woke{};
 	tws::result r(1);
 	task t = sleep_on(w, 1ms, &woke, &r);
 	assert_true(t.done());

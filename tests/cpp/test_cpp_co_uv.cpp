@@ -28,7 +28,7 @@ struct task {
 task naps(tws::wheel_ref w, int *done, int *early)
 {
 	for (auto d : {2ms, 5ms, 1ms}) {
-		tws::time_point due = tws::clock::now() + d;
+		tws::clock::time_point due = tws::clock::now() + d;
 		tws::result r = co_await tws::sleep_until(w, due);
 		if (!r || tws::clock::now() < due)
 			++*early;

@@ -60,7 +60,7 @@ void test_requests(void **)
 		for (int i = 0; i < N; i++) {
 			tws::request r;
 			// The ones to cancel are due in an hour, so the cancel comes first.
-			tws::time_point at = tws::clock::now() +
+			tws::clock::time_point at = tws::clock::now() +
 					     (i % 4 == 1 ? std::chrono::microseconds(3600s)
 							 : std::chrono::microseconds(500 + 100 * i));
 			slots[i].deadline.store(tws::to_ns(at), std::memory_order_relaxed);
@@ -134,7 +134,7 @@ void test_requests(void **)
 // armed: its destructor cancels it on the wheel the request named.
 void test_armed_by_request_then_destroyed(void **)
 {
-	tws::wheel w(tws::time_point(0s));
+	tws::wheel w(tws::clock::time_point(0s));
 	auto t = std::make_unique<tws::timer>([] {});
 	struct ctx {
 		tws::wheel *w;
@@ -143,7 +143,7 @@ void test_armed_by_request_then_destroyed(void **)
 	auto work = [](void *arg) -> void * {
 		auto *x = static_cast<ctx *>(arg);
 		tws::request r;
-		if (!r.post_rearm(*x->w, *x->t, tws::time_point(1h)))
+		if (!r.post_rearm(*x->w, *x->t, tws::clock::time_point(1h)))
 			return arg;
 		return r.wait().raw() == 0 ? nullptr : arg; // destroyed once done
 	};
@@ -164,21 +164,21 @@ void test_armed_by_request_then_destroyed(void **)
 // timer still cancels itself on the wheel it is armed on.
 void test_failed_post_keeps_wheel(void **)
 {
-	tws::wheel a(tws::time_point(0s));
+	tws::wheel a(tws::clock::time_point(0s));
 	auto t = std::make_unique<tws::timer>([] {});
 	auto p = std::make_unique<tws::periodic_timer>([] {});
-	assert_true(t->arm(a, tws::time_point(1h)).ok());
-	assert_true(p->start(a, tws::time_point(1h), 1s).ok());
+	assert_true(t->arm(a, tws::clock::time_point(1h)).ok());
+	assert_true(p->start(a, tws::clock::time_point(1h), 1s).ok());
 	tws::wheel_ref none(nullptr);
 	{
 		tws::request r;
-		assert_true(r.post_rearm(none, *t, tws::time_point(2h)).error() == std::errc::invalid_argument);
-		assert_true(r.post_rearm(none, *t, tws::time_point(2h), 1ms).error() == std::errc::invalid_argument);
+		assert_true(r.post_rearm(none, *t, tws::clock::time_point(2h)).error() == std::errc::invalid_argument);
+		assert_true(r.post_rearm(none, *t, tws::clock::time_point(2h), 1ms).error() == std::errc::invalid_argument);
 		assert_true(r.post_rearm_after(none, *t, 1s).error() == std::errc::invalid_argument);
 		assert_true(r.post_cancel(none, *p).error() == std::errc::invalid_argument);
 	} // never posted: nothing to wait for
 	assert_int_equal(t->cancel().value(), 1); // on a, where it is armed
-	assert_true(t->arm(a, tws::time_point(1h)).ok());
+	assert_true(t->arm(a, tws::clock::time_point(1h)).ok());
 	t.reset();
 	p.reset();
 	assert_int_equal(a.count(), 0);
@@ -189,12 +189,12 @@ void test_failed_post_keeps_wheel(void **)
 // destructor then returns at once instead of waiting for itself.
 void test_settle_on_owner(void **)
 {
-	tws::wheel w(tws::time_point(0s));
+	tws::wheel w(tws::clock::time_point(0s));
 	tws::timer t([] {});
 	{
 		tws::request r;
 		assert_true(r.settle().error() == std::errc::invalid_argument); // never posted
-		assert_true(r.post_rearm(w, t, tws::time_point(1s)).ok());
+		assert_true(r.post_rearm(w, t, tws::clock::time_point(1s)).ok());
 		assert_false(r.done());
 		assert_int_equal(r.settle().raw(), 0); // applied: it was idle
 		assert_true(r.done());
@@ -211,8 +211,8 @@ void test_settle_on_owner(void **)
 			x.posted = x.c->post_cancel(*x.w, *x.t).raw();
 			x.settled = x.c->settle().raw();
 		});
-		assert_true(s.arm(w, tws::time_point(0s)).ok());
-		assert_int_equal(w.advance(tws::time_point(0s)).value(), 1);
+		assert_true(s.arm(w, tws::clock::time_point(0s)).ok());
+		assert_int_equal(w.advance(tws::clock::time_point(0s)).value(), 1);
 		assert_int_equal(x.posted, 0);
 		assert_int_equal(x.settled, -EBUSY);
 		assert_false(c.done());

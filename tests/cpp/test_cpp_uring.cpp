@@ -8,6 +8,8 @@
 #include <liburing.h>
 #include <timerwheel/uring.hpp>
 
+#include "aborts.hpp"
+
 #include "stamp.hpp"
 
 extern "C" {
@@ -84,7 +86,7 @@ void test_attachment(void **)
 }
 
 // Moves leave the source empty; a move onto a loop whose close is
-// refused (from its own run) keeps that loop in the source, not lost.
+// refused (from its own run) stops the program, loudly: no silent swap.
 void test_move_loop(void **)
 {
 	tws::wheel w(tws::uring_loop::now()), w2(tws::uring_loop::now());
@@ -96,29 +98,65 @@ void test_move_loop(void **)
 	assert_true(b.native() == first);
 	tws::uring_loop c(w2);
 	assert_true(static_cast<bool>(c));
-	tw_uring_loop *second = c.native();
-	c = std::move(b); // closes the second
+	c = std::move(b); // closes the loop it held
 	assert_false(static_cast<bool>(b));
 	assert_true(c.native() == first);
 	b = tws::uring_loop(w2);
 	assert_true(static_cast<bool>(b));
-	second = b.native();
-
-	struct {
-		tws::uring_loop &b, &c;
-		tw_uring_loop *first, *second;
-		bool kept;
-	} x{b, c, first, second, false};
-	tws::timer t([&x] {
-		x.c = std::move(x.b); // c runs: its close is refused
-		x.kept = x.b.native() == x.first && x.c.native() == x.second;
-		tw_uring_stop(x.first);
-	});
-	assert_true(t.arm(w, tws::clock::now() + 1ms).ok());
-	assert_true(tws::result(tw_uring_run(first)).ok());
-	assert_true(x.kept);
+	assert_true(b.native() != first);
 	assert_true(b.close().ok());
 	assert_true(c.close().ok());
+	assert_true(w.check().ok());
+
+	// In a child: a move-assignment onto the running loop aborts.
+	assert_true(aborts([] {
+		tws::wheel cw(tws::uring_loop::now()), cw2(tws::uring_loop::now());
+		tws::uring_loop running(cw), other(cw2);
+		tws::timer t([&running, &other] { running = std::move(other); });
+		(void)t.arm(cw, tws::clock::now() + 1ms);
+		(void)running.run();
+	}));
+	// And so does a destructor run from a callback of its run.
+	assert_true(aborts([] {
+		tws::wheel cw(tws::uring_loop::now());
+		auto *l = new tws::uring_loop(cw);
+		tws::timer t([l] { delete l; });
+		(void)t.arm(cw, tws::clock::now() + 1ms);
+		(void)tw_uring_run(l->native());
+	}));
+}
+
+// The program tears its ring down first, timers armed and a request of the
+// backend's still in the SQ: letting go then touches nothing of the ring.
+void test_ring_exit_first(void **)
+{
+	struct io_uring ring;
+	tw_test_ring_init(&ring, 8, 0);
+	tws::wheel w(tws::uring_attachment::now());
+	stamp later, sooner;
+	{
+		tws::uring_attachment u(w, &ring);
+		assert_true(static_cast<bool>(u));
+		assert_true(later.arm(w, 1h).ok());
+		assert_true(io_uring_submit(&ring) >= 0); // the timeout in flight
+		assert_true(sooner.arm(w, 30min).ok());  // its update queued, not submitted
+		io_uring_queue_exit(&ring);
+		assert_true(u.detach().ok());
+		assert_false(static_cast<bool>(u));
+	}
+	// The wheel is the program's, its timers armed.
+	assert_true(later.t.pending() && sooner.t.pending());
+	assert_int_equal(w.count(), 2);
+	assert_true(w.check().ok());
+	// And the destructor does the same.
+	tw_test_ring_init(&ring, 8, 0);
+	{
+		tws::uring_attachment u(w, &ring);
+		assert_true(static_cast<bool>(u));
+		assert_true(io_uring_submit(&ring) >= 0);
+		io_uring_queue_exit(&ring);
+	}
+	assert_int_equal(w.count(), 2);
 	assert_true(w.check().ok());
 }
 
@@ -158,6 +196,7 @@ int main()
 		cmocka_unit_test(test_attachment),
 		cmocka_unit_test(test_move_loop),
 		cmocka_unit_test(test_move_attachment),
+		cmocka_unit_test(test_ring_exit_first),
 	};
 	return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -54,6 +54,22 @@ void test_own_wheel(void **)
 	close_loop(&loop);
 }
 
+// A negative tick or slack is refused as the core wheel refuses it.
+void test_config_negative(void **)
+{
+	uv_loop_t loop;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	{
+		tws::uv_wheel tick(&loop, tws::wheel::config{-1ms, 0, 0ns});
+		assert_false(static_cast<bool>(tick));
+		assert_true(tick.error() == std::errc::invalid_argument);
+		tws::uv_wheel slack(&loop, tws::wheel::config{1ms, 0, -1us});
+		assert_false(static_cast<bool>(slack));
+		assert_true(slack.error() == std::errc::invalid_argument);
+	}
+	close_loop(&loop);
+}
+
 void test_attached(void **)
 {
 	uv_loop_t loop;
@@ -96,7 +112,7 @@ void test_close_from_callback(void **)
 	int others = 0;
 	tws::timer closer([&b] { b = tws::uv_wheel(); });
 	tws::timer other([&others] { others++; });
-	tws::time_point due = tws::clock::now() + 3ms;
+	tws::clock::time_point due = tws::clock::now() + 3ms;
 	assert_true(closer.arm(b.get(), due).ok());
 	assert_true(other.arm(b.get(), due + 1ms).ok());
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
@@ -143,6 +159,7 @@ int main()
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_own_wheel),
+		cmocka_unit_test(test_config_negative),
 		cmocka_unit_test(test_attached),
 		cmocka_unit_test(test_close_from_callback),
 		cmocka_unit_test(test_move),

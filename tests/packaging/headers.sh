@@ -100,13 +100,13 @@ task nap(tws::wheel_ref w)
 {
 	using namespace std::chrono_literals;
 	if (co_await tws::sleep_for(w, 1ms))
-		(void)co_await tws::sleep_until(w, tws::time_point(1s));
+		(void)co_await tws::sleep_until(w, tws::clock::time_point(1s));
 }
 #endif
 int main()
 {
 	using namespace std::chrono_literals;
-	tws::wheel w(tws::wheel::config{1ms, 6, 0ns}, tws::time_point(0s));
+	tws::wheel w(tws::wheel::config{1ms, 6, 0ns}, tws::clock::time_point(0s));
 	int n = 0;
 	tws::timer t([&n] { n++; });
 	tws::basic_timer<32> big;
@@ -116,14 +116,14 @@ int main()
 	big.on_fire([&n, &w] { n += static_cast<int>(w.count()); });
 	p.on_fire([&n] { n--; });
 	int bad = 0;
-	bad += !t.arm(w, tws::time_point(1ms), 1ms) + !t.rearm(w, tws::time_point(2ms)) +
-	       !t.rearm(w, tws::time_point(2ms), 500us) + !t.rearm_after(w, 1ms) + !t.cancel() +
+	bad += !t.arm(w, tws::clock::time_point(1ms), 1ms) + !t.rearm(w, tws::clock::time_point(2ms)) +
+	       !t.rearm(w, tws::clock::time_point(2ms), 500us) + !t.rearm_after(w, 1ms) + !t.cancel() +
 	       !t.arm_after(w, 2ms) + !t.rearm_ns(w, 3000000) + !big.arm_ns(w, 4000000) +
-	       !h.arm(w, tws::time_point(3ms));
-	bad += !p.start(w, tws::time_point(2ms), 1s) + !p.cancel() + !p.start(w, tws::time_point(2ms), 1s, 1ms) +
+	       !h.arm(w, tws::clock::time_point(3ms));
+	bad += !p.start(w, tws::clock::time_point(2ms), 1s) + !p.cancel() + !p.start(w, tws::clock::time_point(2ms), 1s, 1ms) +
 	       !p.cancel() + !p.start(w, 500ms) + !p.set_period(std::chrono::duration<int, std::milli>(20)) +
-	       !p.rearm(w, tws::time_point(5ms)) + (p.period() != 20ms);
-	bad += !r.post_rearm(w, t, tws::time_point(4ms)) + !r.post_rearm(w, t, tws::time_point(4ms), 1ms) +
+	       !p.rearm(w, tws::clock::time_point(5ms)) + (p.period() != 20ms);
+	bad += !r.post_rearm(w, t, tws::clock::time_point(4ms)) + !r.post_rearm(w, t, tws::clock::time_point(4ms), 1ms) +
 	       !r.post_rearm_after(w, big, 2ms) + !r.post_cancel(w, p) + !r.settle() + !r.done() +
 	       !r.outcome() + !r.wait_for(std::chrono::duration<double>(0.5)) + !r.wait();
 	std::error_code ec = w.advance_by(10ms).error();

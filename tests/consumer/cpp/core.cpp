@@ -14,7 +14,7 @@ namespace tws = timerwheel;
 
 struct job {
 	const char *name;
-	tws::time_point due;
+	tws::clock::time_point due;
 	std::string *log;
 	tws::wheel *w;
 	tws::timer timer{[this] {
@@ -26,20 +26,20 @@ struct job {
 
 int main()
 {
-	tws::wheel w(tws::time_point(0s));
+	tws::wheel w(tws::clock::time_point(0s));
 	if (!w) {
 		std::fprintf(stderr, "wheel: %s\n", w.error().message().c_str());
 		return 1;
 	}
 	std::string log;
-	job jobs[3] = {{"c", tws::time_point(30ms), &log, &w},
-		       {"a", tws::time_point(10ms), &log, &w},
-		       {"b", tws::time_point(20ms), &log, &w}};
+	job jobs[3] = {{"c", tws::clock::time_point(30ms), &log, &w},
+		       {"a", tws::clock::time_point(10ms), &log, &w},
+		       {"b", tws::clock::time_point(20ms), &log, &w}};
 	for (job &j : jobs)
 		if (!j.timer.arm(w, j.due))
 			return 1;
 	{
-		job gone{"x", tws::time_point(15ms), &log, &w};
+		job gone{"x", tws::clock::time_point(15ms), &log, &w};
 		if (!gone.timer.arm(w, gone.due))
 			return 1;
 	} // destroyed armed: cancelled
