@@ -45,6 +45,7 @@ enum {
  * backend of the program's, and let go of when the backend is closed.
  */
 struct layer_state {
+	struct tw__uv_layer base;        /* what the backend keeps for the layer */
 	struct tw__uv_ready ready;       /* fired, callbacks to run, in libuv's order */
 	struct tw_timer *idle;           /* the loop's wheel's stopped timers, for a walk */
 	struct tw_timer *closing;        /* closed, callbacks to run */
@@ -56,7 +57,7 @@ struct layer_state {
 
 static struct layer_state *state_of(const struct tw_uv *h)
 {
-	return h->tw__layer_state;
+	return tw_container_of(h->tw__layer, struct layer_state, base);
 }
 
 /*
@@ -117,7 +118,7 @@ static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 {
 	struct tw_wheel *w = tw__uv_wheel(t->tw__uv);
 
-	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
+	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__layer->weak : w;
 }
 
 /* @now + @ms, in ns, saturating at the end of 64-bit time. */
@@ -248,11 +249,24 @@ static void release(struct tw_uv *h)
 		free(state_of(h));
 }
 
-static const struct tw__uv_layer layer = { run_ready, run_closed, release };
+static const struct tw__uv_layer_ops layer_ops = { run_ready, run_closed, release };
 
-static void state_init(struct layer_state *st)
+/* The layer's second wheel, for its unreferenced timers: @tick (0 for
+ * the default) and no default slack, at @now. */
+static int weak_create(struct tw_wheel **out, uint64_t tick, uint64_t now)
 {
+	struct tw_config cfg = { .tick_ns = tick, .slot_bits = 0 };
+
+	return tw_wheel_create(out, &cfg, now);
+}
+
+/* @st, zeroed, with the weak wheel it owns, registered with @h. */
+static void state_register(struct tw_uv *h, struct layer_state *st, struct tw_wheel *weak)
+{
+	st->base.ops = &layer_ops;
+	st->base.weak = weak;
 	tw__uv_ready_init(&st->ready);
+	tw__uv_set_layer(h, &st->base);
 }
 
 /* --- the loop's own wheel --- */
@@ -279,7 +293,7 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 	struct loop_wheel *lw = calloc(1, sizeof(*lw));
 	struct tw_wheel *weak = NULL;
 
-	*r = lw ? tw__uv_weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
+	*r = lw ? weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
 	if (*r == 0)
 		*r = tw_uv_init(loop, &lw->entry.uv, NULL, 0);
 	if (*r < 0) {
@@ -291,10 +305,8 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 	/* The weak wheel was created first: brought to the backend's now,
 	 * so that a timer moved across keeps being due as it was. */
 	(void)tw_advance(weak, tw_now(tw__uv_wheel(&lw->entry.uv)));
-	tw__uv_weak_adopt(&lw->entry.uv, weak);
-	state_init(&lw->state);
 	lw->state.loop_wheel = 1;
-	tw__uv_set_layer(&lw->entry.uv, &layer, &lw->state);
+	state_register(&lw->entry.uv, &lw->state, weak);
 	return lw;
 }
 
@@ -344,22 +356,37 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 
 /* --- the timer --- */
 
+/* The layer's first timer on a backend of the program's: both
+ * allocations before anything is registered, so a failure changes
+ * nothing. */
+static int state_new(struct tw_uv *uv)
+{
+	struct tw_wheel *w = tw__uv_wheel(uv);
+	struct layer_state *st = calloc(1, sizeof(*st));
+	struct tw_wheel *weak;
+	int r;
+
+	if (!st)
+		return -ENOMEM;
+	r = weak_create(&weak, tw_tick(w), tw_now(w));
+	if (r < 0) {
+		free(st);
+		return r;
+	}
+	state_register(uv, st, weak);
+	return 0;
+}
+
 int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 {
 	int r;
 
 	if (!uv || !t || !tw__uv_wheel(uv))
 		return UV_EINVAL;
-	r = tw__uv_weak_wheel(uv);
-	if (r < 0)
-		return tw__uv_error(r);
-	if (!uv->tw__layer_state) {
-		struct layer_state *st = calloc(1, sizeof(*st));
-
-		if (!st)
-			return UV_ENOMEM;
-		state_init(st);
-		tw__uv_set_layer(uv, &layer, st);
+	if (!uv->tw__layer) {
+		r = state_new(uv);
+		if (r < 0)
+			return tw__uv_error(r);
 	}
 	setup(uv, t);
 	return 0;
@@ -561,7 +588,7 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 	 * any. */
 	r = tw_walk(tw__uv_wheel(&lw->entry.uv), walk_one, &wk);
 	if (r == 0)
-		r = tw_walk(lw->entry.uv.tw__weak, walk_one, &wk);
+		r = tw_walk(lw->state.base.weak, walk_one, &wk);
 	for (t = tw__uv_of(lw->state.idle); t && r == 0; t = tw__uv_next(t))
 		r = walk_collect(&wk, t);
 	for (t = tw__uv_of(lw->state.ready.first); t && r == 0; t = tw__uv_next(t))

@@ -123,14 +123,7 @@ struct tw_uv {
 	uint64_t tw__wakeups;    /* times tw__timer fired */
 	uint64_t tw__early;      /* ... before tw__next by the clock */
 	unsigned tw__state;
-	/* For a layer on the backend (the uv_timer_t layer of
-	 * <timerwheel/uv_timer.h>): what it registered, and what the backend
-	 * offers it. */
-	const struct tw__uv_layer *tw__layer;
-	void *tw__layer_state;
-	uv_idle_t tw__closer;            /* closed to call the layer back with libuv's close callbacks */
-	struct tw_wheel *tw__weak;       /* a second wheel, which never holds the loop */
-	struct tw_timer tw__more;        /* due at once, for a wake-up in the next ms */
+	struct tw__uv_layer *tw__layer; /* what a layer registered, or NULL */
 };
 
 /**
