@@ -299,25 +299,6 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 	return 0;
 }
 
-int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, unsigned flags)
-{
-	struct tw_wheel *w;
-	int r;
-
-	if (loop == NULL || h == NULL || (flags & ~(TW_UV_WEAK | TW_UV_HOLD)) != 0)
-		return -EINVAL;
-	r = tw_wheel_create(&w, cfg, uv_hrtime());
-	if (r < 0)
-		return r;
-	r = tw_uv_attach(loop, h, w, flags);
-	if (r < 0) {
-		tw_wheel_destroy(w);
-		return r;
-	}
-	h->tw__state |= TW__UV_CREATED;
-	return 0;
-}
-
 struct tw_wheel *tw_uv_wheel(const struct tw_uv *h)
 {
 	return h == NULL ? NULL : tw__uv_wheel(h);
@@ -431,8 +412,7 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 	/* From here the hooks, called by the detach's own steps, do nothing. */
 	h->tw__state |= TW__UV_CLOSING;
 	h->tw__close_cb = cb;
-	tw__backend_detach(h->tw__wheel, (h->tw__state & TW__UV_CREATED) != 0,
-			   tw__uv_close_handles, h);
+	tw__backend_detach(h->tw__wheel, false, tw__uv_close_handles, h);
 	h->tw__wheel = NULL;
 	/* The layer handed its weak wheel over: its timers idle. It shares
 	 * the one uv_timer_t, which is already closing. */

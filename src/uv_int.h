@@ -28,7 +28,6 @@ extern "C" {
 enum {
 	TW__UV_CLOSING = 1u,     /* tw_uv_close() was called */
 	TW__UV_FOREVER = 2u,     /* armed for the end of time (see tw__uv_arm_forever) */
-	TW__UV_CREATED = 4u,     /* tw_uv_init() created the wheel: closing destroys it */
 	TW__UV_TIMER_OPEN = 8u,  /* tw__timer's close callback has not run */
 	TW__UV_ASYNC_OPEN = 16u, /* tw__async's close callback has not run */
 	TW__UV_CLOSER_OPEN = 32u, /* the layer's closer is closing: a batch of timer closes is due */

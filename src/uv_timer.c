@@ -72,6 +72,7 @@ static struct layer_state *state_of(const struct tw_uv *h)
  */
 struct loop_wheel {
 	struct tw__uv_loop_entry entry; /* the backend, in the list of loops (uv_timer_loops.c) */
+	struct tw_wheel *wheel;         /* the layer's, attached to the backend */
 	struct layer_state state;
 };
 
@@ -277,34 +278,38 @@ static void loop_wheel_closed(struct tw_uv *h)
 }
 
 /* The last timer of the loop's wheel was closed: unlisted at once, so a
- * timer initialised from here on gets a new one; freed when closed. */
+ * timer initialised from here on gets a new one. The backend lets go of
+ * the wheel, which goes at once; the rest when the backend is closed. */
 static void loop_wheel_release(struct tw_uv *h)
 {
 	struct loop_wheel *lw = tw_container_of(h, struct loop_wheel, entry.uv);
 
 	tw__uv_loops_remove(&lw->entry);
 	tw_uv_close(h, loop_wheel_closed);
+	tw_wheel_destroy(lw->wheel);
 }
 
-/* The weak wheel is allocated before the backend registers its handles
- * on the loop: a failure leaves nothing there to close. */
+/* Both wheels are allocated before the backend registers its handles on
+ * the loop, so a failure leaves nothing there to close. */
 static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 {
 	struct loop_wheel *lw = calloc(1, sizeof(*lw));
 	struct tw_wheel *weak = NULL;
+	uint64_t now = uv_hrtime();
 
-	*r = lw ? weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
+	*r = lw ? tw_wheel_create(&lw->wheel, NULL, now) : -ENOMEM;
 	if (*r == 0)
-		*r = tw_uv_init(loop, &lw->entry.uv, NULL, 0);
+		*r = weak_create(&weak, 0, now);
+	if (*r == 0)
+		*r = tw_uv_attach(loop, &lw->entry.uv, lw->wheel, 0);
 	if (*r < 0) {
 		if (weak)
 			tw_wheel_destroy(weak);
+		if (lw && lw->wheel)
+			tw_wheel_destroy(lw->wheel);
 		free(lw);
 		return NULL;
 	}
-	/* The weak wheel was created first: brought to the backend's now,
-	 * so that a timer moved across keeps being due as it was. */
-	(void)tw_advance(weak, tw_now(tw__uv_wheel(&lw->entry.uv)));
 	lw->state.loop_wheel = 1;
 	state_register(&lw->entry.uv, &lw->state, weak);
 	return lw;

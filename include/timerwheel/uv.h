@@ -164,24 +164,6 @@ struct tw_uv_stats {
 TW_API int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned flags);
 
 /**
- * tw_uv_init - create a wheel and attach it to a loop
- * @loop:  the libuv loop
- * @h:     the handle to initialise, allocated by the caller
- * @cfg:   the wheel's geometry, or NULL for the defaults (1 ms tick)
- * @flags: 0, TW_UV_WEAK, TW_UV_HOLD, or both
- *
- * tw_wheel_create() with tw_uv_now() as the clock's start, then
- * tw_uv_attach(). The wheel is the handle's: tw_uv_close() destroys it.
- * Call from the loop's thread.
- *
- * Return: 0, -EINVAL if @loop or @h is NULL, @flags has unknown bits or
- * @cfg is invalid, -ENOMEM if the wheel could not be allocated, or the
- * error of uv_async_init() or uv_timer_init().
- */
-TW_API int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg,
-		      unsigned flags);
-
-/**
  * tw_uv_wheel - the handle's wheel, for tw_add(), tw_mod() and tw_del()
  * @h: the handle
  *
