@@ -126,11 +126,13 @@ typedef void (*tw_uv_timer_close_cb)(struct tw_uv_timer *t);
 /**
  * TW_UV_TIMER - the type of a timer of the layer, in tw_uv_timer_t.type
  *
- * A value libuv never uses for a handle type: <timerwheel/uv_port.h>
- * tells the layer's timers from libuv's handles by it, and names it
- * UV_TIMER for the ported program.
+ * It is UV_HANDLE, libuv's abstract base type. No libuv handle has it at
+ * run time, and uv_guess_handle() never returns it. It lies within libuv's
+ * handle types, so a table sized UV_HANDLE_TYPE_MAX can be indexed by it.
+ * <timerwheel/uv_port.h> tells the layer's timers apart by it and names it
+ * UV_TIMER.
  */
-#define TW_UV_TIMER ((uv_handle_type)0x7477)
+#define TW_UV_TIMER UV_HANDLE
 
 /**
  * struct tw_uv_timer - a timer in libuv's terms, on a wheel
@@ -165,6 +167,7 @@ struct tw_uv_timer {
 typedef char tw__uv_timer_prefix_check[(TW__UV_AS_HANDLE(data) && TW__UV_AS_HANDLE(loop) &&
 					TW__UV_AS_HANDLE(type)) ? 1 : -1];
 typedef char tw__uv_timer_size_check[(sizeof(void *) != 8 || sizeof(struct tw_uv_timer) <= 96) ? 1 : -1];
+typedef char tw__uv_timer_type_check[(TW_UV_TIMER > UV_UNKNOWN_HANDLE && TW_UV_TIMER < UV_HANDLE_TYPE_MAX) ? 1 : -1];
 #undef TW__UV_AS_HANDLE
 
 /**
