@@ -61,14 +61,11 @@ static struct layer_state *state_of(const struct tw_uv *h)
 }
 
 /*
- * The loop's wheel. libuv keeps a stopped timer in its loop's handle
- * queue, which uv_walk() shows; the layer keeps its stopped timers on the
- * idle list, through the links a stopped timer does not use otherwise
- * (its core timer's, see uv_int.h): at no cost in the timer's size, and a
- * list link or unlink a stop or a start, not a wheel's arm and cancel. A fired
- * timer goes on it only once its callback left it idle: a repeat or a
- * restart costs the list nothing, and a walk meanwhile reads the ready
- * list.
+ * The loop's wheel. libuv's uv_walk() shows stopped timers; the layer
+ * keeps them on the idle list, through their core timer's links (uv_int.h):
+ * no cost in size, a link or unlink per stop or start. A fired timer goes
+ * there only once its callback left it idle; a walk meanwhile reads the
+ * ready list.
  */
 struct loop_wheel {
 	struct tw__uv_loop_entry entry; /* the backend, in the list of loops (uv_timer_loops.c) */
@@ -252,15 +249,6 @@ static void release(struct tw_uv *h)
 
 static const struct tw__uv_layer_ops layer_ops = { run_ready, run_closed, release };
 
-/* The layer's second wheel, for its unreferenced timers: @tick (0 for
- * the default) and no default slack, at @now. */
-static int weak_create(struct tw_wheel **out, uint64_t tick, uint64_t now)
-{
-	struct tw_config cfg = { .tick_ns = tick, .slot_bits = 0 };
-
-	return tw_wheel_create(out, &cfg, now);
-}
-
 /* @st, zeroed, with the weak wheel it owns, registered with @h. */
 static void state_register(struct tw_uv *h, struct layer_state *st, struct tw_wheel *weak)
 {
@@ -299,7 +287,7 @@ static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 
 	*r = lw ? tw_wheel_create(&lw->wheel, NULL, now) : -ENOMEM;
 	if (*r == 0)
-		*r = weak_create(&weak, 0, now);
+		*r = tw_wheel_create(&weak, NULL, now);
 	if (*r == 0)
 		*r = tw_uv_attach(loop, &lw->entry.uv, lw->wheel, 0);
 	if (*r < 0) {
@@ -363,17 +351,18 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 
 /* The layer's first timer on a backend of the program's: both
  * allocations before anything is registered, so a failure changes
- * nothing. */
+ * nothing. The weak wheel has the tick of the program's, no default slack. */
 static int state_new(struct tw_uv *uv)
 {
 	struct tw_wheel *w = tw__uv_wheel(uv);
+	struct tw_config cfg = { .tick_ns = tw_tick(w), .slot_bits = 0 };
 	struct layer_state *st = calloc(1, sizeof(*st));
 	struct tw_wheel *weak;
 	int r;
 
 	if (!st)
 		return -ENOMEM;
-	r = weak_create(&weak, tw_tick(w), tw_now(w));
+	r = tw_wheel_create(&weak, &cfg, tw_now(w));
 	if (r < 0) {
 		free(st);
 		return r;
