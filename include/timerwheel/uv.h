@@ -29,7 +29,8 @@
  * unreferenced do not count (see <timerwheel/uv_timer.h>). With TW_UV_WEAK
  * the handle never keeps the loop going. With TW_UV_HOLD it does until
  * tw_uv_close(). A timer due only at UINT64_MAX holds the loop until it is
- * cancelled, like a native timer with timeout (uint64_t)-1.
+ * cancelled or the wheel destroyed, like a native timer with timeout
+ * (uint64_t)-1.
  *
  * Driving. While attached, the backend drives the wheel. Do not call
  * tw_advance() or tw_set_notify() on it.
