@@ -50,6 +50,7 @@ static struct {
 	uv_loop_t *loop;
 	uv_tcp_t listener;
 	uv_signal_t sigint, sigterm;
+	struct tw_wheel *wheel; /* the program's; the backend drives it */
 	struct tw_uv timers;
 	uint64_t idle_ns, slack_ns;
 	struct conn *conns;
@@ -68,7 +69,7 @@ static void on_conn_closed(uv_handle_t *hd)
 static void conn_close(struct conn *c)
 {
 	/* Idle already when it fired; cancelling an idle timer is allowed. */
-	tw_del(tw_uv_wheel(&srv.timers), &c->idle);
+	tw_del(srv.wheel, &c->idle);
 	*c->pprev = c->next;
 	if (c->next)
 		c->next->pprev = c->pprev;
@@ -94,7 +95,7 @@ static void on_idle(struct tw_timer *t)
 /* Later than before: tw_mod() only stores the new expiry. */
 static void idle_arm(struct conn *c)
 {
-	tw_mod_range(tw_uv_wheel(&srv.timers), &c->idle, tw_uv_now() + srv.idle_ns, srv.slack_ns);
+	tw_mod_range(srv.wheel, &c->idle, tw_uv_now() + srv.idle_ns, srv.slack_ns);
 }
 
 static void on_alloc(uv_handle_t *hd, size_t size, uv_buf_t *buf)
@@ -178,7 +179,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 	(void)sig;
 	(void)signum;
 	tw_uv_get_stats(&srv.timers, &srv.stats);
-	tw_get_lateness(tw_uv_wheel(&srv.timers), &srv.lateness);
+	tw_get_lateness(srv.wheel, &srv.lateness);
 	while (srv.conns)
 		conn_close(srv.conns);
 	tw_uv_close(&srv.timers, NULL);
@@ -222,9 +223,12 @@ int main(int argc, char **argv)
 	srv.loop = uv_default_loop();
 	srv.idle_ns = idle_ms * NS_PER_MS;
 	srv.slack_ns = slack_ms * NS_PER_MS;
-	r = tw_uv_init(srv.loop, &srv.timers, NULL, 0);
+	r = tw_wheel_create(&srv.wheel, NULL, tw_uv_now());
 	if (r < 0)
-		return fail("tw_uv_init", r);
+		return fail("tw_wheel_create", r);
+	r = tw_uv_attach(srv.loop, &srv.timers, srv.wheel, 0);
+	if (r < 0)
+		return fail("tw_uv_attach", r);
 	uv_ip4_addr("127.0.0.1", port, &addr);
 	uv_tcp_init(srv.loop, &srv.listener);
 	r = uv_tcp_bind(&srv.listener, (const struct sockaddr *)&addr, 0);
@@ -252,5 +256,6 @@ int main(int argc, char **argv)
 	       (unsigned long long)srv.lateness.fired, (double)tw_lateness_quantile(&srv.lateness, 500) / 1e6,
 	       (double)tw_lateness_quantile(&srv.lateness, 990) / 1e6, (double)srv.lateness.max_ns / 1e6);
 	uv_loop_close(srv.loop);
+	tw_wheel_destroy(srv.wheel);
 	return 0;
 }

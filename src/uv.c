@@ -138,10 +138,10 @@ static void tw__uv_hold(struct tw_uv *h)
 /* The uv timer serves both wheels: armed for the earlier of the two. */
 static int tw__uv_sync(struct tw_uv *h, struct tw_wheel *w, uint64_t next)
 {
-	struct tw_wheel *other = w == h->tw__wheel ? h->tw__weak : h->tw__wheel;
 	int r;
 
-	if (other) {
+	if (h->tw__layer != NULL) {
+		struct tw_wheel *other = w == h->tw__wheel ? h->tw__layer->weak : h->tw__wheel;
 		uint64_t n = tw_next_expiry(other);
 
 		if (n < next)
@@ -161,32 +161,6 @@ static int tw__uv_notify(struct tw_wheel *w, uint64_t next, void *arg)
 	if (h->tw__state & (TW__UV_CLOSING | TW__UV_ADVANCING))
 		return 0;
 	return tw__uv_sync(h, w, next);
-}
-
-int tw__uv_weak_create(struct tw_wheel **out, uint64_t tick, uint64_t now)
-{
-	struct tw_config cfg = { .tick_ns = tick, .slot_bits = 0 };
-
-	return tw_wheel_create(out, &cfg, now);
-}
-
-void tw__uv_weak_adopt(struct tw_uv *h, struct tw_wheel *weak)
-{
-	(void)tw_set_notify(weak, tw__uv_notify, h);
-	h->tw__weak = weak;
-}
-
-int tw__uv_weak_wheel(struct tw_uv *h)
-{
-	struct tw_wheel *w;
-	int r;
-
-	if (h->tw__weak)
-		return 0;
-	r = tw__uv_weak_create(&w, tw_tick(h->tw__wheel), tw_now(h->tw__wheel));
-	if (r == 0)
-		tw__uv_weak_adopt(h, w);
-	return r;
 }
 
 /* Another thread posted a request that the loop must see before its
@@ -216,7 +190,7 @@ static void tw__uv_advance_both(struct tw_uv *h, uint64_t now)
 {
 	h->tw__state |= TW__UV_ADVANCING;
 	if (tw_advance(h->tw__wheel, now) >= 0)
-		(void)tw_advance(h->tw__weak, now);
+		(void)tw_advance(h->tw__layer->weak, now);
 	h->tw__state &= ~(unsigned)TW__UV_ADVANCING;
 	if (!(h->tw__state & TW__UV_CLOSING))
 		(void)tw__uv_sync(h, h->tw__wheel, tw_next_expiry(h->tw__wheel));
@@ -234,8 +208,8 @@ void tw__uv_wake_soon(struct tw_uv *h)
 {
 	/* At the wheel's now: expired, so the next advance fires it, and
 	 * the backend wakes for that as for any due timer. */
-	if (!tw_pending(&h->tw__more))
-		(void)tw_add(h->tw__wheel, &h->tw__more, tw_now(h->tw__wheel));
+	if (!tw_pending(&h->tw__layer->more))
+		(void)tw_add(h->tw__wheel, &h->tw__layer->more, tw_now(h->tw__wheel));
 }
 
 static void tw__uv_on_timer(uv_timer_t *timer)
@@ -248,18 +222,17 @@ static void tw__uv_on_timer(uv_timer_t *timer)
 		h->tw__early++;
 	TW_PROBE_WAKE("uv", h->tw__wheel, now, h->tw__next, now < h->tw__next);
 	h->tw__state |= TW__UV_RUNNING;
-	if (!h->tw__weak) {
+	if (h->tw__layer == NULL) {
 		/* The hook at the end of the advance re-arms us, also after
 		 * an early wake-up, where nothing fires. */
 		(void)tw_advance_budget(h->tw__wheel, now, tw_wake_budget(h->tw__wheel));
 	} else {
 		tw__uv_advance_both(h, now);
+		/* The layer's timers queued themselves in that advance: their
+		 * callbacks run now, sorted as libuv sorts them, as many as the
+		 * budget allows, and repeats are re-armed from this wake-up's time. */
+		h->tw__layer->ops->run_ready(h, now, tw_wake_budget(h->tw__wheel));
 	}
-	/* The layer's timers queued themselves in that advance: their
-	 * callbacks run now, sorted as libuv sorts them, as many as the
-	 * budget allows, and repeats are re-armed from this wake-up's time. */
-	if (h->tw__layer != NULL)
-		h->tw__layer->run_ready(h, now, tw_wake_budget(h->tw__wheel));
 	h->tw__state &= ~(unsigned)TW__UV_RUNNING;
 }
 
@@ -320,33 +293,11 @@ int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned 
 	h->tw__state = TW__UV_TIMER_OPEN | TW__UV_ASYNC_OPEN |
 		       ((flags & TW_UV_WEAK) ? TW__UV_WEAK_STATE : 0u);
 	h->tw__layer = NULL;
-	h->tw__layer_state = NULL;
-	h->tw__weak = NULL;
-	tw_timer_init(&h->tw__more, tw__uv_more_fired);
 	(void)tw_set_wake(w, tw__uv_wake, h);
 	/* The hook hears changes from now on; timers armed already are
 	 * waited for from here. */
 	(void)tw__uv_notify(w, tw_next_expiry(w), h);
 
-	return 0;
-}
-
-int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg, unsigned flags)
-{
-	struct tw_wheel *w;
-	int r;
-
-	if (loop == NULL || h == NULL || (flags & ~(TW_UV_WEAK | TW_UV_HOLD)) != 0)
-		return -EINVAL;
-	r = tw_wheel_create(&w, cfg, uv_hrtime());
-	if (r < 0)
-		return r;
-	r = tw_uv_attach(loop, h, w, flags);
-	if (r < 0) {
-		tw_wheel_destroy(w);
-		return r;
-	}
-	h->tw__state |= TW__UV_CREATED;
 	return 0;
 }
 
@@ -376,7 +327,7 @@ static void tw__uv_closed(struct tw_uv *h, unsigned bit)
 	if ((h->tw__state & (TW__UV_CLOSING | TW__UV_OPEN)) != TW__UV_CLOSING)
 		return;
 	if (h->tw__layer != NULL)
-		h->tw__layer->release(h);
+		h->tw__layer->ops->release(h);
 	if (h->tw__close_cb)
 		h->tw__close_cb(h);
 }
@@ -401,14 +352,15 @@ static void tw__uv_on_closer(uv_handle_t *hd)
 	struct tw_uv *h = hd->data;
 
 	h->tw__state &= ~(unsigned)TW__UV_CLOSER_OPEN;
-	h->tw__layer->run_closed(h);
+	h->tw__layer->ops->run_closed(h);
 	tw__uv_closed(h, 0);
 }
 
-void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer, void *state)
+void tw__uv_set_layer(struct tw_uv *h, struct tw__uv_layer *layer)
 {
+	tw_timer_init(&layer->more, tw__uv_more_fired);
+	(void)tw_set_notify(layer->weak, tw__uv_notify, h);
 	h->tw__layer = layer;
-	h->tw__layer_state = state;
 }
 
 void tw__uv_closer_start(struct tw_uv *h)
@@ -416,9 +368,9 @@ void tw__uv_closer_start(struct tw_uv *h)
 	if (h->tw__state & TW__UV_CLOSER_OPEN)
 		return;
 	/* uv_idle_init() only fills the struct in: it cannot fail. */
-	(void)uv_idle_init(h->tw__timer.loop, &h->tw__closer);
-	h->tw__closer.data = h;
-	uv_close((uv_handle_t *)&h->tw__closer, tw__uv_on_closer);
+	(void)uv_idle_init(h->tw__timer.loop, &h->tw__layer->closer);
+	h->tw__layer->closer.data = h;
+	uv_close((uv_handle_t *)&h->tw__layer->closer, tw__uv_on_closer);
 	h->tw__state |= TW__UV_CLOSER_OPEN;
 }
 
@@ -457,19 +409,18 @@ void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb)
 	if (h == NULL || (h->tw__state & TW__UV_CLOSING))
 		return;
 	/* Never left on a wheel the program gets back. */
-	if (tw_pending(&h->tw__more))
-		(void)tw_del(h->tw__wheel, &h->tw__more);
+	if (h->tw__layer != NULL && tw_pending(&h->tw__layer->more))
+		(void)tw_del(h->tw__wheel, &h->tw__layer->more);
 	/* From here the hooks, called by the detach's own steps, do nothing. */
 	h->tw__state |= TW__UV_CLOSING;
 	h->tw__close_cb = cb;
-	tw__backend_detach(h->tw__wheel, (h->tw__state & TW__UV_CREATED) != 0,
-			   tw__uv_close_handles, h);
+	tw__backend_detach(h->tw__wheel, false, tw__uv_close_handles, h);
 	h->tw__wheel = NULL;
-	/* The layer's weak wheel is the backend's own: its timers idle. It
-	 * shares the one uv_timer_t, which is already closing. */
-	if (h->tw__weak) {
-		tw__backend_detach(h->tw__weak, true, tw__uv_nothing_to_stop, NULL);
-		h->tw__weak = NULL;
+	/* The layer handed its weak wheel over: its timers idle. It shares
+	 * the one uv_timer_t, which is already closing. */
+	if (h->tw__layer != NULL && h->tw__layer->weak != NULL) {
+		tw__backend_detach(h->tw__layer->weak, true, tw__uv_nothing_to_stop, NULL);
+		h->tw__layer->weak = NULL;
 	}
 }
 

@@ -8,9 +8,10 @@
  * three things the wheel alone cannot: a call after each wake-up's
  * advance, where the layer runs the callbacks sorted as libuv sorts them;
  * a loop turn for close callbacks (the closer, a handle closed once per
- * batch); and a wheel of its own for the timers the program unreferenced
- * (tw__uv_weak_wheel()). The backend calls the layer only through what it
- * registered.
+ * batch); and a second wheel, the layer's, for the timers the program
+ * unreferenced, driven with the backend's own. The layer's state is its
+ * own: the backend keeps one pointer to what the layer registered (struct
+ * tw__uv_layer), and calls the layer only through it.
  */
 #ifndef TIMERWHEEL_UV_INT_H
 #define TIMERWHEEL_UV_INT_H
@@ -27,10 +28,9 @@ extern "C" {
 enum {
 	TW__UV_CLOSING = 1u,     /* tw_uv_close() was called */
 	TW__UV_FOREVER = 2u,     /* armed for the end of time (see tw__uv_arm_forever) */
-	TW__UV_CREATED = 4u,     /* tw_uv_init() created the wheel: closing destroys it */
 	TW__UV_TIMER_OPEN = 8u,  /* tw__timer's close callback has not run */
 	TW__UV_ASYNC_OPEN = 16u, /* tw__async's close callback has not run */
-	TW__UV_CLOSER_OPEN = 32u, /* tw__closer is closing: a batch of timer closes is due */
+	TW__UV_CLOSER_OPEN = 32u, /* the layer's closer is closing: a batch of timer closes is due */
 	TW__UV_WEAK_STATE = 128u, /* TW_UV_WEAK: never hold the loop */
 	TW__UV_ADVANCING = 256u, /* in tw__uv_advance_both(): one re-arm, after both advances */
 	TW__UV_RUNNING = 512u,   /* in tw__uv_on_timer() */
@@ -75,16 +75,8 @@ static inline int tw__uv_error(int r)
 	}
 }
 
-/* uv.c: create the weak wheel, where the layer keeps the timers the
- * program unreferenced: it shares the uv timer and never holds the loop.
- * 0 or -errno. In two steps for a caller that must allocate everything
- * before it registers anything: create (tick 0 is the default), adopt. */
-int tw__uv_weak_wheel(struct tw_uv *h);
-int tw__uv_weak_create(struct tw_wheel **out, uint64_t tick, uint64_t now);
-void tw__uv_weak_adopt(struct tw_uv *h, struct tw_wheel *weak);
-
-/* What the layer registers with a backend (tw__uv_set_layer(), uv.c). */
-struct tw__uv_layer {
+/* What a layer registers with a backend: its callbacks. */
+struct tw__uv_layer_ops {
 	/* After the wake-up at @now advanced the wheels: the callbacks of
 	 * the timers that fired, in libuv's order, at most @budget of them
 	 * (the rest stay first in that order, for the next wake-up);
@@ -98,9 +90,23 @@ struct tw__uv_layer {
 	void (*release)(struct tw_uv *h);
 };
 
-/* Once per backend: @layer's callbacks, and @state, the layer's own, kept
- * for it in h->tw__layer_state. */
-void tw__uv_set_layer(struct tw_uv *h, const struct tw__uv_layer *layer, void *state);
+/* What a layer registers with a backend (tw__uv_set_layer()): its
+ * callbacks, and the state the backend keeps for it. The layer embeds it
+ * in its own state and fills in ops and weak; the rest is the backend's.
+ * It must live until the layer's release() is called. */
+struct tw__uv_layer {
+	const struct tw__uv_layer_ops *ops;
+	/* The layer's second wheel, for the timers the program unreferenced:
+	 * the backend drives it with its own wheel, on the same uv timer, but
+	 * it never holds the loop. The backend destroys it in tw_uv_close(). */
+	struct tw_wheel *weak;
+	struct tw_timer more;            /* due at once, for a wake-up in the next ms */
+	uv_idle_t closer;                /* closed to call the layer back with libuv's close callbacks */
+};
+
+/* uv.c: once per backend, which must be open: @layer, with its ops and
+ * its weak wheel (at the backend's wheel's now) filled in. Cannot fail. */
+void tw__uv_set_layer(struct tw_uv *h, struct tw__uv_layer *layer);
 
 /* uv.c: make sure a closer is on its way; its close callback calls the
  * layer's run_closed(). */

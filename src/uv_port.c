@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libuv's generic handle calls for a program ported by <timerwheel/uv_port.h>:
- * each tells the layer's timers (type TW_UV_TIMER, a value libuv never
- * gives a handle) from libuv's handles, serves the first through the layer
+ * each tells the layer's timers (type TW_UV_TIMER, UV_HANDLE, which libuv
+ * never gives a live handle) from libuv's handles, serves the first through the layer
  * and hands the others to libuv unchanged.
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */

@@ -46,6 +46,7 @@ enum {
  * backend of the program's, and let go of when the backend is closed.
  */
 struct layer_state {
+	struct tw__uv_layer base;        /* what the backend keeps for the layer */
 	struct tw__uv_ready ready;       /* fired, callbacks to run, in libuv's order */
 	struct tw_timer *idle;           /* the loop's wheel's stopped timers, for a walk */
 	struct tw_timer *closing;        /* closed, callbacks to run */
@@ -57,21 +58,19 @@ struct layer_state {
 
 static struct layer_state *state_of(const struct tw_uv *h)
 {
-	return h->tw__layer_state;
+	return tw_container_of(h->tw__layer, struct layer_state, base);
 }
 
 /*
- * The loop's wheel. libuv keeps a stopped timer in its loop's handle
- * queue, which uv_walk() shows; the layer keeps its stopped timers on the
- * idle list, through the links a stopped timer does not use otherwise
- * (its core timer's, see uv_int.h): at no cost in the timer's size, and a
- * list link or unlink a stop or a start, not a wheel's arm and cancel. A fired
- * timer goes on it only once its callback left it idle: a repeat or a
- * restart costs the list nothing, and a walk meanwhile reads the ready
- * list.
+ * The loop's wheel. libuv's uv_walk() shows stopped timers; the layer
+ * keeps them on the idle list, through their core timer's links (uv_int.h):
+ * no cost in size, a link or unlink per stop or start. A fired timer goes
+ * there only once its callback left it idle; a walk meanwhile reads the
+ * ready list.
  */
 struct loop_wheel {
 	struct tw__uv_loop_entry entry; /* the backend, in the list of loops (uv_timer_loops.c) */
+	struct tw_wheel *wheel;         /* the layer's, attached to the backend */
 	struct layer_state state;
 };
 
@@ -118,7 +117,7 @@ static struct tw_wheel *wheel_of(const struct tw_uv_timer *t)
 {
 	struct tw_wheel *w = tw__uv_wheel(t->tw__uv);
 
-	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__weak : w;
+	return w && (t->tw__flags & TW__UVT_UNREF) ? t->tw__uv->tw__layer->weak : w;
 }
 
 /* @now + @ms, in ns, saturating at the end of 64-bit time. */
@@ -250,11 +249,15 @@ static void release(struct tw_uv *h)
 		free(state_of(h));
 }
 
-static const struct tw__uv_layer layer = { run_ready, run_closed, release };
+static const struct tw__uv_layer_ops layer_ops = { run_ready, run_closed, release };
 
-static void state_init(struct layer_state *st)
+/* @st, zeroed, with the weak wheel it owns, registered with @h. */
+static void state_register(struct tw_uv *h, struct layer_state *st, struct tw_wheel *weak)
 {
+	st->base.ops = &layer_ops;
+	st->base.weak = weak;
 	tw__uv_ready_init(&st->ready);
+	tw__uv_set_layer(h, &st->base);
 }
 
 /* --- the loop's own wheel --- */
@@ -265,38 +268,40 @@ static void loop_wheel_closed(struct tw_uv *h)
 }
 
 /* The last timer of the loop's wheel was closed: unlisted at once, so a
- * timer initialised from here on gets a new one; freed when closed. */
+ * timer initialised from here on gets a new one. The backend lets go of
+ * the wheel, which goes at once; the rest when the backend is closed. */
 static void loop_wheel_release(struct tw_uv *h)
 {
 	struct loop_wheel *lw = tw_container_of(h, struct loop_wheel, entry.uv);
 
 	tw__uv_loops_remove(&lw->entry);
 	tw_uv_close(h, loop_wheel_closed);
+	tw_wheel_destroy(lw->wheel);
 }
 
-/* The weak wheel is allocated before the backend registers its handles
- * on the loop: a failure leaves nothing there to close. */
+/* Both wheels are allocated before the backend registers its handles on
+ * the loop, so a failure leaves nothing there to close. */
 static struct loop_wheel *loop_wheel_new(uv_loop_t *loop, int *r)
 {
 	struct loop_wheel *lw = calloc(1, sizeof(*lw));
 	struct tw_wheel *weak = NULL;
+	uint64_t now = uv_hrtime();
 
-	*r = lw ? tw__uv_weak_create(&weak, 0, uv_hrtime()) : -ENOMEM;
+	*r = lw ? tw_wheel_create(&lw->wheel, NULL, now) : -ENOMEM;
 	if (*r == 0)
-		*r = tw_uv_init(loop, &lw->entry.uv, NULL, 0);
+		*r = tw_wheel_create(&weak, NULL, now);
+	if (*r == 0)
+		*r = tw_uv_attach(loop, &lw->entry.uv, lw->wheel, 0);
 	if (*r < 0) {
 		if (weak)
 			tw_wheel_destroy(weak);
+		if (lw && lw->wheel)
+			tw_wheel_destroy(lw->wheel);
 		free(lw);
 		return NULL;
 	}
-	/* The weak wheel was created first: brought to the backend's now,
-	 * so that a timer moved across keeps being due as it was. */
-	(void)tw_advance(weak, tw_now(tw__uv_wheel(&lw->entry.uv)));
-	tw__uv_weak_adopt(&lw->entry.uv, weak);
-	state_init(&lw->state);
 	lw->state.loop_wheel = 1;
-	tw__uv_set_layer(&lw->entry.uv, &layer, &lw->state);
+	state_register(&lw->entry.uv, &lw->state, weak);
 	return lw;
 }
 
@@ -346,22 +351,38 @@ int tw_uv_timer_init(uv_loop_t *loop, struct tw_uv_timer *t)
 
 /* --- the timer --- */
 
+/* The layer's first timer on a backend of the program's: both
+ * allocations before anything is registered, so a failure changes
+ * nothing. The weak wheel has the tick of the program's, no default slack. */
+static int state_new(struct tw_uv *uv)
+{
+	struct tw_wheel *w = tw__uv_wheel(uv);
+	struct tw_config cfg = { .tick_ns = tw_tick(w), .slot_bits = 0 };
+	struct layer_state *st = calloc(1, sizeof(*st));
+	struct tw_wheel *weak;
+	int r;
+
+	if (!st)
+		return -ENOMEM;
+	r = tw_wheel_create(&weak, &cfg, tw_now(w));
+	if (r < 0) {
+		free(st);
+		return r;
+	}
+	state_register(uv, st, weak);
+	return 0;
+}
+
 int tw_uv_timer_init_on(struct tw_uv *uv, struct tw_uv_timer *t)
 {
 	int r;
 
 	if (!uv || !t || !tw__uv_wheel(uv))
 		return UV_EINVAL;
-	r = tw__uv_weak_wheel(uv);
-	if (r < 0)
-		return tw__uv_error(r);
-	if (!uv->tw__layer_state) {
-		struct layer_state *st = calloc(1, sizeof(*st));
-
-		if (!st)
-			return UV_ENOMEM;
-		state_init(st);
-		tw__uv_set_layer(uv, &layer, st);
+	if (!uv->tw__layer) {
+		r = state_new(uv);
+		if (r < 0)
+			return tw__uv_error(r);
 	}
 	setup(uv, t);
 	return 0;
@@ -565,7 +586,7 @@ int tw__uv_timer_walk(uv_loop_t *loop, void (*fn)(struct tw_uv_timer *t, void *a
 	 * any. */
 	r = tw_walk(tw__uv_wheel(&lw->entry.uv), walk_one, &wk);
 	if (r == 0)
-		r = tw_walk(lw->entry.uv.tw__weak, walk_one, &wk);
+		r = tw_walk(lw->state.base.weak, walk_one, &wk);
 	for (t = tw__uv_of(lw->state.idle); t && r == 0; t = tw__uv_next(t))
 		r = walk_collect(&wk, t);
 	for (t = tw__uv_of(lw->state.ready.first); t && r == 0; t = tw__uv_next(t))

@@ -2,77 +2,73 @@
 /*
  * timerwheel-uv: a timer wheel on a libuv loop, driven by one uv_timer_t.
  *
- * tw_uv_attach() attaches a wheel the program created to a loop;
- * tw_uv_init() creates one and attaches it. The program then arms,
- * re-arms and cancels its timers with tw_add(), tw_mod() and tw_del() on
- * that wheel (tw_uv_wheel() returns it); the backend keeps its single
- * uv_timer_t armed for the wheel's next expiry and runs the wheel when it
- * fires. Arming a timer later than the earliest one makes no libuv call at
- * all.
+ * Setup. The program creates a wheel with tw_wheel_create(), starting at
+ * tw_uv_now(). tw_uv_attach() attaches it to a loop through a struct tw_uv.
+ * The program then arms its timers with tw_add(), tw_mod() and tw_del().
+ * The backend keeps its uv_timer_t armed for the wheel's next expiry. It
+ * runs the wheel when that timer fires. A timer armed later than the
+ * earliest one costs no libuv call.
  *
- * Ownership, the same for every backend: the program owns the wheel. A
- * backend attaches to a wheel the program created and never frees it;
- * tw_uv_init(), the convenience that creates the wheel, frees exactly what
- * it created, in tw_uv_close(). A backend frees what it created, never
- * what it was given. So after tw_uv_close() a wheel given to
- * tw_uv_attach() is the program's again, with its timers still armed:
- * attach it to another loop or backend, drive it by hand, or destroy it.
+ * Ownership. The program owns the wheel; the backend never frees it. Each
+ * backend follows this rule. After tw_uv_close() the wheel is the
+ * program's again, its timers still armed. The program may then attach it
+ * elsewhere, drive it by hand, or destroy it. Destroyed right after
+ * tw_uv_close(), its timers go idle and are never called.
  *
- * Clock. Expiries are absolute nanoseconds of uv_hrtime(), which is
- * CLOCK_MONOTONIC on Linux; tw_uv_now() reads it. Do not use uv_now(): it
- * is cached and truncated to whole milliseconds, so an expiry computed from
- * it lies in the past by up to a millisecond plus however long the loop
- * has been busy.
+ * Clock. Expiries are absolute nanoseconds of uv_hrtime(), which
+ * tw_uv_now() reads. On Linux it is CLOCK_MONOTONIC. Do not compute
+ * expiries from uv_now(). It is cached and in whole milliseconds. An expiry
+ * computed from it may lie in the past.
  *
- * Never early. No timer fires before its expiry by that clock, whether it
- * was armed from a timer callback, an I/O callback or outside the loop.
+ * Never early. No timer fires before its expiry by that clock. This holds
+ * for timers armed from a timer callback, an I/O callback or another
+ * thread.
  *
- * Liveness. Like a native timer, the handle keeps uv_run() going only while
- * timers are armed (the uv_timer_t layer's unreferenced timers excepted,
- * see <timerwheel/uv_timer.h>); with TW_UV_WEAK it never does; with
- * TW_UV_HOLD it does until tw_uv_close(), for other threads' requests. A timer that fires only
- * at UINT64_MAX (or in the last partial tick below it) holds the loop like
- * a native timer with timeout (uint64_t)-1, until it is cancelled or the
- * wheel destroyed.
+ * Liveness. The handle keeps uv_run() going while timers are armed, like a
+ * native timer. Timers of the uv_timer_t layer that the program
+ * unreferenced do not count (see <timerwheel/uv_timer.h>). With TW_UV_WEAK
+ * the handle never keeps the loop going. With TW_UV_HOLD it does until
+ * tw_uv_close(). A timer due only at UINT64_MAX holds the loop until it is
+ * cancelled or the wheel destroyed, like a native timer with timeout
+ * (uint64_t)-1.
  *
- * While attached, the wheel is driven by the backend: do not call
- * tw_advance() or tw_set_notify() on it. Destroying it (tw_wheel_destroy(),
- * also from one of its callbacks) idles its timers at once; its memory goes
- * when the backend lets go of it, in tw_uv_close(), which the program must
- * still call. Until then tw_uv_wheel() returns the destroyed wheel (tw_add()
- * and tw_mod() on it return -EINVAL) and the uv timer is stopped, so the
- * loop no longer waits for its timers. The rule is the same for the
- * io_uring backend.
+ * Driving. While attached, the backend drives the wheel. Do not call
+ * tw_advance() or tw_set_notify() on it.
  *
- * Closing, the same steps in the same order for every backend: the wake
- * hook comes off; requests still queued are applied (or, for the wheel
- * tw_uv_init() created, refused with -ESHUTDOWN as it is destroyed); the
- * notify hook comes off, after which the backend never touches the wheel
- * (a destroyed wheel is released then); the uv timer stops; and what the
- * backend created is freed: the handles close, in one loop turn, and the
- * close callback says @h may be released.
+ * Destroying. tw_wheel_destroy() of an attached wheel idles its timers at
+ * once. It may be called from one of the wheel's callbacks. The uv timer
+ * stops, so the loop no longer waits for those timers. The wheel's memory
+ * goes when the backend lets go, in tw_uv_close(). The program must still
+ * call tw_uv_close(). Until then tw_uv_wheel() returns the destroyed
+ * wheel, and tw_add() and tw_mod() on it return -EINVAL.
  *
- * A handle belongs to its loop's thread. Other threads arm, re-arm and
- * cancel its timers with tw_post_mod() and tw_post_del() on tw_uv_wheel():
- * the backend wakes the loop through a uv_async_t when a request needs it,
- * and applies the requests in the loop. Hand them the wheel pointer itself:
- * tw_uv_wheel(), like every call on the handle, belongs to the loop's
- * thread. Stop those threads before the wheel goes: tw_uv_close() for the
- * wheel tw_uv_init() created, tw_wheel_destroy() for the program's own.
+ * Closing. tw_uv_close() takes the same steps in the same order as every
+ * backend:
  *
- * Requests and the loop's life. A request is applied by the running loop,
- * by tw_drain(), or by tw_uv_close(), which settles every request queued
- * before it (applied on the program's wheel, refused with -ESHUTDOWN on
- * the one tw_uv_init() created). By default requests do not keep the loop
- * alive (armed timers do): once uv_run() has returned (nothing else
- * held the loop), a request posted stays queued, and its poster waits in
- * tw_request_wait(), until the program calls tw_drain() or tw_uv_close(),
- * or runs the loop again with something holding it. With TW_UV_HOLD the
- * handle holds the loop until tw_uv_close(), so uv_run() does not return
- * while other threads may post (unless uv_stop()), and no request waits
- * beyond tw_uv_close(): a program whose threads post, and which closes the
- * handle from the loop when they are done (a posted timer whose callback
- * calls tw_uv_close() will do), needs no handle of its own to keep the loop.
+ * - The wake hook comes off.
+ * - Requests still queued are applied.
+ * - The notify hook comes off. From here the backend never touches the
+ *   wheel. A destroyed wheel is released here.
+ * - The uv timer stops.
+ * - The handles close, in one loop turn. Then the close callback says
+ *   that the struct tw_uv may be released.
+ *
+ * Threads. A handle belongs to its loop's thread. Other threads arm,
+ * re-arm and cancel its timers with tw_post_mod() and tw_post_del() on the
+ * wheel. Hand them the wheel pointer itself: tw_uv_wheel() belongs to the
+ * loop's thread, like every call on the handle. The backend wakes the loop
+ * through a uv_async_t when a request needs it. It applies the requests in
+ * the loop. Stop those threads before the program destroys the wheel.
+ *
+ * Requests and the loop's life. The running loop applies requests. So do
+ * tw_drain() and tw_uv_close(). By default requests do not keep the loop
+ * alive; armed timers do. Once uv_run() has returned, a posted request
+ * stays queued. Its poster waits in tw_request_wait() until the program
+ * calls tw_drain() or tw_uv_close(), or runs the loop again. With
+ * TW_UV_HOLD, uv_run() does not return before tw_uv_close(), unless
+ * uv_stop() is called. So no request waits beyond tw_uv_close(). A program
+ * whose threads post can close the handle from a timer callback when they
+ * are done. It then needs no handle of its own to keep the loop.
  */
 #ifndef TIMERWHEEL_UV_H
 #define TIMERWHEEL_UV_H
@@ -86,10 +82,10 @@
 extern "C" {
 #endif
 
-/** The handle does not keep the loop alive (like uv_unref() on a timer). */
+/** The handle never keeps the loop alive, like uv_unref() on a timer. */
 #define TW_UV_WEAK 1u
-/** The handle keeps the loop alive until tw_uv_close(), for other threads'
- * requests (like a referenced uv_async_t). */
+/** The handle keeps the loop alive until tw_uv_close(), like a referenced
+ * uv_async_t. Use it when other threads post requests. */
 #define TW_UV_HOLD 2u
 
 struct tw_uv;
@@ -106,9 +102,9 @@ typedef void (*tw_uv_close_cb)(struct tw_uv *h);
  * struct tw_uv - a wheel attached to a libuv loop
  * @data: free for the program, like uv_handle_t.data
  *
- * Allocated by the program (embed it or malloc it), as libuv handles are,
- * and released by it only in the close callback. Fields whose names start
- * with tw__ are private.
+ * The program allocates it, as it does libuv handles. Embed it or malloc
+ * it. Release it only in the close callback. Fields whose names start with
+ * tw__ are private.
  */
 struct tw_uv {
 	void *data;
@@ -123,26 +119,18 @@ struct tw_uv {
 	uint64_t tw__wakeups;    /* times tw__timer fired */
 	uint64_t tw__early;      /* ... before tw__next by the clock */
 	unsigned tw__state;
-	/* For a layer on the backend (the uv_timer_t layer of
-	 * <timerwheel/uv_timer.h>): what it registered, and what the backend
-	 * offers it. */
-	const struct tw__uv_layer *tw__layer;
-	void *tw__layer_state;
-	uv_idle_t tw__closer;            /* closed to call the layer back with libuv's close callbacks */
-	struct tw_wheel *tw__weak;       /* a second wheel, which never holds the loop */
-	struct tw_timer tw__more;        /* due at once, for a wake-up in the next ms */
+	struct tw__uv_layer *tw__layer; /* what a layer registered, or NULL */
 };
 
 /**
  * struct tw_uv_stats - what the backend did to libuv
- * @timer_starts:   uv_timer_start() calls (arming or moving the uv timer)
- * @timer_stops:    uv_timer_stop() calls (the wheel became empty)
+ * @timer_starts:   uv_timer_start() calls, which arm or move the uv timer
+ * @timer_stops:    uv_timer_stop() calls, made when the wheel became empty
  * @wakeups:        times the uv timer fired and the wheel was advanced
- * @early_wakeups:  wake-ups that came before the wheel's next expiry by the
- *                  clock; the backend re-arms and nothing fires early
+ * @early_wakeups:  wake-ups before the wheel's next expiry by the clock;
+ *                  the backend re-arms, and nothing fires early
  *
- * The wheel's own counters (fired, armed, idle wake-ups, os_rearms) are in
- * tw_get_stats(tw_uv_wheel(h), ...).
+ * tw_get_stats() on the wheel gives the wheel's own counters.
  */
 struct tw_uv_stats {
 	uint64_t timer_starts;
@@ -158,42 +146,24 @@ struct tw_uv_stats {
  * @w:     the wheel, created with tw_uv_now() as its clock
  * @flags: 0, TW_UV_WEAK, TW_UV_HOLD, or both
  *
- * Installs the wheel's notify and wake hooks. Timers already armed on @w
- * are waited for from now on. tw_uv_close() lets go of @w and never frees
- * it (a wheel the program destroyed while attached is released then).
- * Call from the loop's thread.
+ * Installs the wheel's notify and wake hooks. The backend waits for timers
+ * already armed on @w from now on. It never frees @w. Call it from the
+ * loop's thread.
  *
- * Return: 0, -EINVAL if @loop, @h or @w is NULL, @flags has unknown bits
- * or @w was destroyed, -EBUSY if @w already has a notify hook (one backend
- * per wheel), or the error of uv_async_init() or uv_timer_init(). On
- * failure @w keeps no hook and @h may be reused at once.
+ * Return: 0 on success, or a negative error. The error is -EINVAL if
+ * @loop, @h or @w is NULL, if @flags has unknown bits, or if @w was
+ * destroyed. It is -EBUSY if @w already has a notify hook: a wheel takes
+ * one backend. Else it is the error of uv_async_init() or uv_timer_init().
+ * On failure @w keeps no hook, and @h may be reused at once.
  */
 TW_API int tw_uv_attach(uv_loop_t *loop, struct tw_uv *h, struct tw_wheel *w, unsigned flags);
 
 /**
- * tw_uv_init - create a wheel and attach it to a loop
- * @loop:  the libuv loop
- * @h:     the handle to initialise, allocated by the caller
- * @cfg:   the wheel's geometry, or NULL for the defaults (1 ms tick)
- * @flags: 0, TW_UV_WEAK, TW_UV_HOLD, or both
- *
- * tw_wheel_create() with tw_uv_now() as the clock's start, then
- * tw_uv_attach(). The wheel is the handle's: tw_uv_close() destroys it.
- * Call from the loop's thread.
- *
- * Return: 0, -EINVAL if @loop or @h is NULL, @flags has unknown bits or
- * @cfg is invalid, -ENOMEM if the wheel could not be allocated, or the
- * error of uv_async_init() or uv_timer_init().
- */
-TW_API int tw_uv_init(uv_loop_t *loop, struct tw_uv *h, const struct tw_config *cfg,
-		      unsigned flags);
-
-/**
- * tw_uv_wheel - the handle's wheel, for tw_add(), tw_mod() and tw_del()
+ * tw_uv_wheel - the handle's wheel
  * @h: the handle
  *
- * Return: the wheel (created by tw_uv_init() or given to tw_uv_attach()),
- * or NULL if @h is NULL or tw_uv_close() was called.
+ * Return: the wheel given to tw_uv_attach(). NULL if @h is NULL or
+ * tw_uv_close() was called.
  */
 TW_API struct tw_wheel *tw_uv_wheel(const struct tw_uv *h);
 
@@ -208,8 +178,8 @@ TW_API uv_loop_t *tw_uv_loop(const struct tw_uv *h);
 /**
  * tw_uv_now - the current time in the wheel's clock
  *
- * A fresh reading of uv_hrtime() (CLOCK_MONOTONIC on Linux), in ns: base
- * expiries on it, e.g. tw_mod(w, t, tw_uv_now() + 30 * 1000000000ull).
+ * A fresh reading of uv_hrtime(), in ns. Base expiries on it, for example
+ * tw_mod(w, t, tw_uv_now() + 30 * 1000000000ull).
  *
  * Return: the time in ns.
  */
@@ -220,23 +190,16 @@ TW_API uint64_t tw_uv_now(void);
  * @h:  the handle; ignored if NULL or already closing
  * @cb: called when the memory of @h may be released, or NULL
  *
- * A wheel given to tw_uv_attach() is left to the program, its timers
- * armed as they are; the backend never touches it after this call, so it
- * may be destroyed or attached elsewhere at once. Requests that other
- * threads queued are applied first (from inside one of the wheel's
- * callbacks they stay queued for its next advance).
- *
- * The wheel tw_uv_init() created is destroyed: timers still armed become
- * idle at once and are never called, so their memory may be released right
- * after this call, also from inside one of the wheel's callbacks (no
- * further timer of the wheel fires, not even one due in the same wake-up;
- * the core frees the wheel when that callback returns).
- *
- * A wheel the program destroyed already is released here.
+ * The steps are in "Closing". Requests that other threads queued are
+ * applied first. Called from one of the wheel's callbacks, they stay
+ * queued for the wheel's next advance instead. The wheel is left to the
+ * program with its timers armed. The backend never touches it after this
+ * call, so the program may destroy it or attach it elsewhere at once. A
+ * wheel the program destroyed already is released here.
  *
  * @cb runs from the loop, as a uv_close() callback does, in the next loop
- * turn: after tw_uv_close(), one uv_run(loop, UV_RUN_ONCE) runs it, and
- * the loop has nothing of the handle's left (uv_loop_close() succeeds).
+ * turn. One uv_run(loop, UV_RUN_ONCE) after tw_uv_close() runs it. Then
+ * nothing of the handle is left on the loop, and uv_loop_close() succeeds.
  */
 TW_API void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb);
 
@@ -245,7 +208,7 @@ TW_API void tw_uv_close(struct tw_uv *h, tw_uv_close_cb cb);
  * @h:   the handle
  * @out: filled with the counters
  *
- * Return: 0, -EINVAL if @h or @out is NULL.
+ * Return: 0, or -EINVAL if @h or @out is NULL.
  */
 TW_API int tw_uv_get_stats(const struct tw_uv *h, struct tw_uv_stats *out);
 

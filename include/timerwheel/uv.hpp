@@ -9,8 +9,8 @@
  * tw_uv_close(), which lets go in the order every backend follows (see
  * "Closing" in <timerwheel/uv.h>); the handle's memory goes in the loop's
  * next turn, so run the loop once more before uv_loop_close(). Made from a
- * config (tw_uv_init()), it owns its wheel too, which tw_uv_close()
- * destroys: its timers go idle, never called. Made from the program's
+ * config, it creates a wheel of its own and destroys it right after
+ * tw_uv_close(): its timers go idle, never called. Made from the program's
  * wheel (tw_uv_attach()), the wheel stays the program's, its timers armed;
  * either may go first (a destroyed wheel is released when the backend lets
  * go), but declaring the timerwheel::wheel before the uv_wheel lets the
@@ -31,13 +31,20 @@ namespace timerwheel {
 class uv_wheel {
 public:
 	uv_wheel() noexcept = default;
-	/* tw_uv_init(): a wheel of its own on @loop; a negative tick or slack is EINVAL. */
+	/* A wheel of its own on @loop, attached with tw_uv_attach(); a negative
+	 * tick or slack is EINVAL. */
 	uv_wheel(uv_loop_t *loop, const wheel::config &cfg, unsigned flags = 0) noexcept
 	{
 		tw_config c = cfg.native();
 		err_ = cfg.check();
 		if (err_ == 0)
-			make([&](tw_uv *h) { return tw_uv_init(loop, h, &c, flags); });
+			err_ = tw_wheel_create(&own_, &c, tw_uv_now());
+		if (err_ == 0)
+			make([&](tw_uv *h) { return tw_uv_attach(loop, h, own_, flags); });
+		if (err_ < 0 && own_) {
+			tw_wheel_destroy(own_);
+			own_ = nullptr;
+		}
 	}
 	/* tw_uv_attach(): drives the program's wheel @w on @loop. */
 	uv_wheel(uv_loop_t *loop, wheel_ref w, unsigned flags = 0) noexcept
@@ -46,23 +53,31 @@ public:
 	}
 	uv_wheel(const uv_wheel &) = delete;
 	uv_wheel &operator=(const uv_wheel &) = delete;
-	uv_wheel(uv_wheel &&o) noexcept : h_(std::exchange(o.h_, nullptr)), err_(std::exchange(o.err_, 0)) {}
+	uv_wheel(uv_wheel &&o) noexcept
+		: h_(std::exchange(o.h_, nullptr)), own_(std::exchange(o.own_, nullptr)),
+		  err_(std::exchange(o.err_, 0))
+	{
+	}
 	uv_wheel &operator=(uv_wheel &&o) noexcept
 	{
 		if (this != &o) {
 			close();
 			h_ = std::exchange(o.h_, nullptr);
+			own_ = std::exchange(o.own_, nullptr);
 			err_ = std::exchange(o.err_, 0);
 		}
 		return *this;
 	}
 	~uv_wheel() { close(); }
 
-	/* tw_uv_close(): the handle's memory goes in the loop's next turn. */
+	/* tw_uv_close(): the handle's memory goes in the loop's next turn.
+	 * A wheel of its own goes at once: the backend no longer reads it. */
 	void close() noexcept
 	{
 		if (h_)
 			tw_uv_close(std::exchange(h_, nullptr), &closed);
+		if (own_)
+			tw_wheel_destroy(std::exchange(own_, nullptr));
 	}
 	explicit operator bool() const noexcept { return h_ != nullptr; }
 	/* Why it could not be made (EINVAL, EBUSY, ENOMEM), or no error. */
@@ -98,6 +113,7 @@ private:
 	static void closed(tw_uv *h) { delete h; }
 
 	tw_uv *h_ = nullptr;
+	tw_wheel *own_ = nullptr; /* made from a config: destroyed by close() */
 	int err_ = 0;
 };
 

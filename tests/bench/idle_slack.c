@@ -244,10 +244,11 @@ static int run_uv(void)
 	int r;
 
 	uv_loop = uv_default_loop();
-	r = tw_uv_init(uv_loop, &uv_timers, NULL, 0);
+	r = tw_wheel_create(&g.w, NULL, tw_uv_now());
+	if (r == 0)
+		r = tw_uv_attach(uv_loop, &uv_timers, g.w, 0);
 	if (r < 0)
 		return r;
-	g.w = tw_uv_wheel(&uv_timers);
 	g.now = tw_uv_now;
 	g.stop = uv_stop_all;
 	for (uint32_t i = 0; i < g.sockets; i++) {
@@ -271,6 +272,7 @@ static void finish_uv(struct tw_stats *ws, uint64_t *wakeups)
 	for (uint32_t i = 0; i < g.sockets; i++)
 		uv_close((uv_handle_t *)&g.socks[i].tcp, NULL);
 	tw_uv_close(&uv_timers, NULL);
+	tw_wheel_destroy(g.w);
 	uv_run(uv_loop, UV_RUN_DEFAULT);
 }
 #endif

@@ -59,9 +59,9 @@ int main(void)
 	struct tw_wheel *w;
 	uint64_t now;
 
-	if (uv_loop_init(&loop) != 0 || tw_uv_init(&loop, &h, NULL, 0) != 0)
+	if (uv_loop_init(&loop) != 0 || tw_wheel_create(&w, NULL, tw_uv_now()) != 0 ||
+	    tw_uv_attach(&loop, &h, w, 0) != 0)
 		return 1;
-	w = tw_uv_wheel(&h);
 	tw_timer_init(&s.kept, on_fire);
 	tw_timer_init(&s.cancelled, on_fire);
 	now = tw_uv_now();
@@ -82,6 +82,7 @@ int main(void)
 	tw_uv_timer_close(&s.layer_kept, on_layer_closed);
 	tw_uv_timer_close(&s.layer_cancelled, on_layer_closed);
 	tw_uv_close(&h, NULL);
+	tw_wheel_destroy(w);
 	int left = uv_run(&loop, UV_RUN_DEFAULT), closed = uv_loop_close(&loop);
 
 	printf("timerwheel %s on libuv %s: wheel fired %d, cancelled %d; layer fired %d, cancelled %d, closed %d; "

@@ -37,12 +37,14 @@ int main(int argc, char **argv)
 {
 	uv_loop_t loop;
 	struct tw_uv uv;
+	struct tw_wheel *w;
 	struct tw_uv_timer soon, later;
 	struct tw_uv_stats st;
 
 	expected_open(argc, argv, "uv_calls");
 	check(uv_loop_init(&loop), "uv_loop_init");
-	check(tw_uv_init(&loop, &uv, NULL, 0), "tw_uv_init");
+	check(tw_wheel_create(&w, NULL, tw_uv_now()), "tw_wheel_create");
+	check(tw_uv_attach(&loop, &uv, w, 0), "tw_uv_attach");
 	check(tw_uv_timer_init_on(&uv, &soon), "tw_uv_timer_init_on");
 	check(tw_uv_timer_init_on(&uv, &later), "tw_uv_timer_init_on");
 
@@ -64,6 +66,7 @@ int main(int argc, char **argv)
 	tw_uv_close(&uv, on_closed);
 	check(uv_run(&loop, UV_RUN_DEFAULT), "uv_run");
 	check(uv_loop_close(&loop), "uv_loop_close");
+	tw_wheel_destroy(w);
 	printf("uv_calls: %u fired, %ju wake-ups\n", fired, (uintmax_t)st.wakeups);
 	return fired == 1 && st.wakeups == 1 ? 0 : 1;
 }

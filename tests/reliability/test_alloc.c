@@ -206,38 +206,92 @@ static void test_wheel_create(void **state)
 #if defined(TW_HAVE_UV)
 static void on_close(struct tw_uv *h) { (void)h; }
 
-static void test_uv_init(void **state)
+/* The backend allocates nothing of its own; what libuv allocates for its
+ * handles may fail, and then nothing is left: not the wheel's hook, not a
+ * handle on the loop. */
+static void test_uv_attach(void **state)
+{
+	(void)state;
+	uv_loop_t loop;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	for (int n = 0;; n++) {
+		struct tw_wheel *w;
+		struct tw_uv h;
+		assert_int_equal(tw_wheel_create(&w, NULL, tw_uv_now()), 0);
+		memset(&h, 0, sizeof(h));
+		arm_failure(n);
+		int r = tw_uv_attach(&loop, &h, w, 0);
+		disarm();
+		if (attempts <= n) {
+			assert_int_equal(r, 0);
+			struct tw_timer t;
+			tw_timer_init(&t, nop);
+			assert_int_equal(tw_add(w, &t, tw_uv_now() + 1000000), 0);
+			arm_failure(-1);
+			tw_uv_close(&h, on_close);
+			assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+			disarm();
+			assert_true(tw_pending(&t)); /* the program's wheel, given back */
+			tw_wheel_destroy(w);
+			break;
+		}
+		assert_int_equal(r, -ENOMEM);
+		assert_int_equal(nlive, 0);
+		assert_int_equal(tw_set_notify(w, NULL, NULL), 0);
+		tw_wheel_destroy(w);
+		/* Nothing was left registered on the loop. */
+		assert_int_equal(uv_run(&loop, UV_RUN_NOWAIT), 0);
+	}
+	assert_int_equal(nlive, 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* The layer's first timer on the program's backend allocates the layer's
+ * state and the wheel of its unreferenced timers: a failure leaves
+ * neither, the backend as it was, and the timer untouched. */
+static void test_uv_timer_init_on(void **state)
 {
 	(void)state;
 	uv_loop_t loop;
 	assert_int_equal(uv_loop_init(&loop), 0);
 	int failures = 0;
 	for (int n = 0;; n++) {
+		struct tw_wheel *w;
 		struct tw_uv h;
-		memset(&h, 0, sizeof(h));
+		tw_uv_timer_t t, before;
+		assert_int_equal(tw_wheel_create(&w, NULL, tw_uv_now()), 0);
+		assert_int_equal(tw_uv_attach(&loop, &h, w, 0), 0);
+		memset(&t, 0x5a, sizeof(t));
+		before = t;
 		arm_failure(n);
-		int r = tw_uv_init(&loop, &h, NULL, 0);
+		int r = tw_uv_timer_init_on(&h, &t);
 		disarm();
 		if (attempts <= n) {
 			assert_int_equal(r, 0);
-			struct tw_timer t;
-			tw_timer_init(&t, nop);
-			assert_int_equal(tw_add(tw_uv_wheel(&h), &t, tw_uv_now() + 1000000), 0);
-			arm_failure(-1);
+			/* What it allocated is still counted: closing frees it. */
+			armed = true;
+			fail_at = -1;
+			tw_uv_timer_close(&t, NULL);
 			tw_uv_close(&h, on_close);
 			assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 			disarm();
-			assert_false(tw_pending(&t));
+			assert_int_equal(nlive, 0);
+			tw_wheel_destroy(w);
 			break;
 		}
-		assert_int_equal(r, -ENOMEM);
+		assert_int_equal(r, UV_ENOMEM);
 		assert_int_equal(nlive, 0);
-		/* Nothing was left registered on the loop. */
-		assert_int_equal(uv_run(&loop, UV_RUN_NOWAIT), 0);
+		assert_memory_equal(&t, &before, sizeof(t));
+		/* The backend is as it was: closing it frees nothing of the layer's. */
+		arm_failure(-1);
+		tw_uv_close(&h, on_close);
+		assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+		disarm();
+		assert_int_equal(nlive, 0);
+		tw_wheel_destroy(w);
 		failures++;
 	}
-	assert_true(failures >= 1);
-	assert_int_equal(nlive, 0);
+	assert_true(failures >= 2); /* the layer's state and its second wheel */
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
@@ -320,8 +374,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wheel_create),
 #if defined(TW_HAVE_UV)
-		cmocka_unit_test(test_uv_init),
+		cmocka_unit_test(test_uv_attach),
 		cmocka_unit_test(test_uv_timer_init),
+		cmocka_unit_test(test_uv_timer_init_on),
 #endif
 #if defined(TW_HAVE_URING)
 		cmocka_unit_test(test_uring),

@@ -195,9 +195,9 @@ int main(int argc, char **argv)
 		return 2;
 
 	uv_loop_t loop;
-	if (uv_loop_init(&loop) != 0 || tw_uv_init(&loop, &handle, NULL, 0) != 0)
+	if (uv_loop_init(&loop) != 0 || tw_wheel_create(&wheel, NULL, tw_uv_now()) != 0 ||
+	    tw_uv_attach(&loop, &handle, wheel, 0) != 0)
 		return 2;
-	wheel = tw_uv_wheel(&handle);
 	uint64_t start = tw_uv_now();
 	t_end = start + (uint64_t)(seconds * 1e9);
 	for (size_t i = 0; i < nitems; i++) {
@@ -218,6 +218,7 @@ int main(int argc, char **argv)
 	int check = tw_check(wheel);
 	size_t left = tw_count(wheel);
 	tw_uv_close(&handle, NULL);
+	tw_wheel_destroy(wheel);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	int closed = uv_loop_close(&loop);
 

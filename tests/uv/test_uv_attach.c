@@ -2,9 +2,8 @@
 /*
  * The ownership model on libuv: tw_uv_attach() drives a wheel the program
  * created and tw_uv_close() gives it back untouched, timers armed; the
- * wheel tw_uv_init() created is the only one the backend frees. Closing
- * settles queued requests the same way for both: applied on the program's
- * wheel, refused on the created one.
+ * backend never frees it. Closing applies the requests queued on it; a
+ * wheel the program destroys while attached refuses them.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -213,14 +212,16 @@ static void test_close_settles_requests(void **state)
 	assert_int_equal(tw_request_result(&p.req), 0);
 	assert_true(tw_pending(&s.t));
 	tw_wheel_destroy(w);
-	/* The wheel tw_uv_init() created: refused as it is destroyed. */
-	assert_int_equal(tw_uv_init(&loop, &h, NULL, 0), 0);
-	p.w = tw_uv_wheel(&h);
+	/* A wheel the program destroys while attached: refused as it goes. */
+	assert_int_equal(tw_wheel_create(&w, NULL, tw_uv_now()), 0);
+	assert_int_equal(tw_uv_attach(&loop, &h, w, 0), 0);
+	p.w = w;
 	post_from_thread(&p);
-	close_and_run(&loop, &h);
+	tw_wheel_destroy(w);
 	assert_true(tw_request_done(&p.req));
 	assert_int_equal(tw_request_result(&p.req), -TW_ESHUTDOWN);
 	assert_false(tw_pending(&s.t));
+	close_and_run(&loop, &h);
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 

@@ -138,7 +138,7 @@ static void run(unsigned budget, const char *what)
 	s.p = calloc(N_TIMERS, sizeof(*s.p));
 	assert_non_null(s.p);
 	assert_int_equal(uv_loop_init(&s.loop), 0);
-	assert_int_equal(tw_uv_init(&s.loop, &s.h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, &s.h, NULL, 0), 0);
 	struct tw_wheel *w = tw_uv_wheel(&s.h);
 	if (budget != UINT_MAX)
 		assert_int_equal(tw_set_wake_budget(w, budget), 0);
@@ -168,7 +168,7 @@ static void run(unsigned budget, const char *what)
 
 	uv_close((uv_handle_t *)&s.a, NULL);
 	uv_close((uv_handle_t *)&s.b, NULL);
-	tw_uv_close(&s.h, on_closed);
+	tw_test_uv_close(&s.h, on_closed);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&s.loop), 0);
 	free(s.p);
@@ -355,7 +355,7 @@ static void test_budget_keeps_start_order(void **state)
 
 	(void)state;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(tw_uv_init(&loop, &backend, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&loop, &backend, NULL, 0), 0);
 	assert_int_equal(tw_set_wake_budget(tw_uv_wheel(&backend), ORDER_BUDGET), 0);
 	for (int i = 0; i < ORDER_TIMERS; i++) {
 		assert_int_equal(tw_uv_timer_init_on(&backend, &order_t[i]), 0);
@@ -381,7 +381,7 @@ static void test_budget_keeps_start_order(void **state)
 	assert_int_equal(inversions, 0);
 	for (int i = 0; i < ORDER_TIMERS; i++)
 		tw_uv_timer_close(&order_t[i], NULL);
-	tw_uv_close(&backend, NULL);
+	tw_test_uv_close(&backend, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Closing follows libuv's rule: the handle's memory is released only in the
- * close callback. Timers armed at close become idle and are never called,
- * and closing from inside one of the wheel's callbacks is safe.
+ * close callback. A wheel destroyed right after the close idles its timers,
+ * which are never called, and closing and destroying from inside one of the
+ * wheel's callbacks is safe.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -39,7 +40,7 @@ static void setup_loop(void)
 	assert_int_equal(uv_loop_init(&s.loop), 0);
 	s.h = malloc(sizeof(*s.h));
 	assert_non_null(s.h);
-	assert_int_equal(tw_uv_init(&s.loop, s.h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, s.h, NULL, 0), 0);
 }
 
 static void on_closed(struct tw_uv *h)
@@ -67,7 +68,7 @@ static void test_close_with_armed_timers(void **state)
 		tw_timer_init(&s.t[i], on_never);
 		assert_int_equal(tw_add(tw_uv_wheel(s.h), &s.t[i], now + (uint64_t)i * MS), 0);
 	}
-	tw_uv_close(s.h, on_closed);
+	tw_test_uv_close(s.h, on_closed);
 	/* Idle at once, so their memory could be reused right here. */
 	for (i = 0; i < N_ARMED; i++)
 		assert_false(tw_pending(&s.t[i]));
@@ -85,7 +86,7 @@ static void on_close_from_inside(struct tw_timer *t)
 	int i;
 
 	(void)t;
-	tw_uv_close(s.h, on_closed);
+	tw_test_uv_close(s.h, on_closed);
 	assert_null(tw_uv_wheel(s.h));
 	assert_int_equal(s.closed, 0);
 	/* Idle at once, also those due in this same wake-up. */
@@ -144,7 +145,7 @@ static void on_owner_close(struct tw_timer *t)
 {
 	struct owner *o = tw_container_of(t, struct owner, t[0]);
 
-	tw_uv_close(&o->h, on_owner_closed);
+	tw_test_uv_close(&o->h, on_owner_closed);
 }
 
 static void test_close_cb_frees_embedded_timers(void **state)
@@ -157,7 +158,7 @@ static void test_close_cb_frees_embedded_timers(void **state)
 	(void)state;
 	assert_non_null(o);
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(tw_uv_init(&loop, &o->h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&loop, &o->h, NULL, 0), 0);
 	tw_timer_init(&o->t[0], on_owner_close);
 	assert_int_equal(tw_add(tw_uv_wheel(&o->h), &o->t[0], now + 2 * MS), 0);
 	for (i = 1; i < 4; i++) {
@@ -174,9 +175,8 @@ static void test_close_cb_frees_embedded_timers(void **state)
 /*
  * As uv_close(): the callback runs in the next loop turn. One
  * uv_run(UV_RUN_ONCE) after tw_uv_close() runs it and returns 0, and the
- * loop closes: nothing of the handle is left on it. For the wheel
- * tw_uv_init() created and for one given to tw_uv_attach(), with timers
- * armed and without.
+ * loop closes: nothing of the handle is left on it. With the wheel
+ * destroyed right after the close and kept, with timers armed and without.
  */
 static int one_turn_closed;
 
@@ -186,7 +186,7 @@ static void on_one_turn_closed(struct tw_uv *h)
 	one_turn_closed++;
 }
 
-static void close_in_one_turn(bool attach, bool armed)
+static void close_in_one_turn(bool keep, bool armed)
 {
 	uv_loop_t loop;
 	struct tw_uv h;
@@ -194,23 +194,21 @@ static void close_in_one_turn(bool attach, bool armed)
 	struct tw_timer t;
 
 	assert_int_equal(uv_loop_init(&loop), 0);
-	if (attach) {
-		assert_int_equal(tw_wheel_create(&w, NULL, tw_uv_now()), 0);
-		assert_int_equal(tw_uv_attach(&loop, &h, w, 0), 0);
-	} else {
-		assert_int_equal(tw_uv_init(&loop, &h, NULL, 0), 0);
-	}
+	assert_int_equal(tw_wheel_create(&w, NULL, tw_uv_now()), 0);
+	assert_int_equal(tw_uv_attach(&loop, &h, w, 0), 0);
 	tw_timer_init(&t, on_never);
 	if (armed)
 		assert_int_equal(tw_add(tw_uv_wheel(&h), &t, tw_uv_now() + 60000 * MS), 0);
 	one_turn_closed = 0;
 	tw_uv_close(&h, on_one_turn_closed);
+	if (!keep)
+		tw_wheel_destroy(w);
 	assert_int_equal(one_turn_closed, 0);
 	assert_int_equal(uv_run(&loop, UV_RUN_ONCE), 0);
 	assert_int_equal(one_turn_closed, 1);
 	assert_int_equal(uv_loop_close(&loop), 0);
 	/* The program's wheel is its own again, its timer still armed. */
-	if (attach) {
+	if (keep) {
 		assert_int_equal(tw_pending(&t), armed);
 		tw_wheel_destroy(w);
 	}
@@ -230,7 +228,7 @@ static void test_close_in_one_loop_turn(void **state)
 static void on_close_own(struct tw_timer *t)
 {
 	(void)t;
-	tw_uv_close(s.h, on_closed);
+	tw_test_uv_close(s.h, on_closed);
 }
 
 static void test_close_from_callback_in_one_turn(void **state)
@@ -256,13 +254,16 @@ static void test_init_rejects_bad_arguments(void **state)
 	uv_loop_t loop;
 	struct tw_uv h;
 	struct tw_uv_stats st;
+	struct tw_wheel *w;
 
 	(void)state;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(tw_uv_init(NULL, &h, NULL, 0), -EINVAL);
-	assert_int_equal(tw_uv_init(&loop, NULL, NULL, 0), -EINVAL);
-	assert_int_equal(tw_uv_init(&loop, &h, NULL, 0x80), -EINVAL);
-	assert_int_equal(tw_uv_init(&loop, &h, &(struct tw_config){ .slot_bits = 9 }, 0), -EINVAL);
+	assert_int_equal(tw_wheel_create(&w, NULL, tw_uv_now()), 0);
+	assert_int_equal(tw_uv_attach(NULL, &h, w, 0), -EINVAL);
+	assert_int_equal(tw_uv_attach(&loop, NULL, w, 0), -EINVAL);
+	assert_int_equal(tw_uv_attach(&loop, &h, NULL, 0), -EINVAL);
+	assert_int_equal(tw_uv_attach(&loop, &h, w, 0x80), -EINVAL);
+	tw_wheel_destroy(w);
 	assert_int_equal(tw_uv_get_stats(NULL, &st), -EINVAL);
 	assert_null(tw_uv_wheel(NULL));
 	assert_null(tw_uv_loop(NULL));

@@ -63,7 +63,7 @@ static void setup(void)
 	assert_int_equal(uv_loop_init(&s.loop), 0);
 	s.h = malloc(sizeof(*s.h));
 	assert_non_null(s.h);
-	assert_int_equal(tw_uv_init(&s.loop, s.h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, s.h, NULL, 0), 0);
 	now = tw_uv_now();
 	tw_timer_init(&s.destroyer, on_destroy);
 	tw_timer_init(&s.same_tick, on_never);
@@ -143,7 +143,7 @@ static void setup_layer(void)
 	assert_int_equal(uv_loop_init(&s.loop), 0);
 	s.h = malloc(sizeof(*s.h));
 	assert_non_null(s.h);
-	assert_int_equal(tw_uv_init(&s.loop, s.h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, s.h, NULL, 0), 0);
 	assert_int_equal(tw_uv_timer_init_on(s.h, &l.a), 0);
 	assert_int_equal(tw_uv_timer_init_on(s.h, &l.b), 0);
 }

@@ -17,6 +17,8 @@
 
 #include <timerwheel/uv.h>
 
+#include "uv_test_util.h"
+
 #define N_LATER 100000
 #define MS 1000000ull
 
@@ -42,7 +44,7 @@ static void test_later_arms_make_no_libuv_call(void **state)
 	(void)state;
 	assert_non_null(later);
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(tw_uv_init(&loop, &h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&loop, &h, NULL, 0), 0);
 	w = tw_uv_wheel(&h);
 	tw_timer_init(&first, on_fire);
 	assert_int_equal(tw_add(w, &first, now + 10000 * MS), 0);
@@ -83,7 +85,7 @@ static void test_later_arms_make_no_libuv_call(void **state)
 	assert_int_equal(c.timer_stops, 1);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(fired, 0);
-	tw_uv_close(&h, NULL);
+	tw_test_uv_close(&h, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
 	free(later);
@@ -115,7 +117,7 @@ static void test_moved_later_costs_a_wakeup_not_a_call(void **state)
 	(void)state;
 	fired = 0;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(tw_uv_init(&loop, &h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&loop, &h, NULL, 0), 0);
 	tw_timer_init(&t, on_fire_at);
 	assert_int_equal(tw_add(tw_uv_wheel(&h), &t, now + 20 * MS), 0);
 	assert_int_equal(tw_uv_get_stats(&h, &a), 0);
@@ -130,7 +132,7 @@ static void test_moved_later_costs_a_wakeup_not_a_call(void **state)
 	assert_true(b.wakeups >= 2);
 	assert_true(ws.idle_advances >= 1);
 	assert_int_equal(b.early_wakeups, 0);
-	tw_uv_close(&h, NULL);
+	tw_test_uv_close(&h, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
@@ -146,13 +148,13 @@ static void test_expired_timer_fires_at_once(void **state)
 	(void)state;
 	fired = 0;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(tw_uv_init(&loop, &h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&loop, &h, NULL, 0), 0);
 	tw_timer_init(&t, on_fire_at);
 	assert_int_equal(tw_add(tw_uv_wheel(&h), &t, now - 1000 * MS), 0);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(fired, 1);
 	assert_true(fired_at - now < 100 * MS);
-	tw_uv_close(&h, NULL);
+	tw_test_uv_close(&h, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
 }

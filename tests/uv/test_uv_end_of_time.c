@@ -23,6 +23,7 @@
 static struct {
 	uv_loop_t loop;
 	struct tw_uv h;
+	struct tw_wheel *w; /* NULL once the test destroyed it */
 	struct tw_timer soon, end;
 	uv_timer_t watchdog, native, keeper;
 	int fired;
@@ -71,7 +72,8 @@ static void setup_loop(unsigned flags)
 {
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(uv_loop_init(&s.loop), 0);
-	assert_int_equal(tw_uv_init(&s.loop, &s.h, NULL, flags), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, &s.h, NULL, flags), 0);
+	s.w = tw_uv_wheel(&s.h);
 	assert_int_equal(uv_timer_init(&s.loop, &s.watchdog), 0);
 	assert_int_equal(uv_timer_start(&s.watchdog, on_watchdog, 10000, 0), 0);
 	uv_unref((uv_handle_t *)&s.watchdog);
@@ -81,6 +83,8 @@ static void teardown_loop(void)
 {
 	uv_close((uv_handle_t *)&s.watchdog, NULL);
 	tw_uv_close(&s.h, NULL);
+	if (s.w)
+		tw_wheel_destroy(s.w);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&s.loop), 0);
 }
@@ -159,7 +163,8 @@ static void destroyed_outside_the_loop(void **state)
 	(void)state;
 	setup_loop(0);
 	arm_and_fire_soon(UINT64_MAX);
-	tw_wheel_destroy(tw_uv_wheel(&s.h));
+	tw_wheel_destroy(s.w);
+	s.w = NULL;
 	assert_false(tw_pending(&s.end));
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	teardown_loop();

@@ -118,7 +118,7 @@ static void reset(void)
 	s.seed = 0x9e3779b97f4a7c15ull;
 	s.n_wanted = N_TIMERS;
 	assert_int_equal(uv_loop_init(&s.loop), 0);
-	assert_int_equal(tw_uv_init(&s.loop, &s.h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, &s.h, NULL, 0), 0);
 }
 
 static void finish(const char *what)
@@ -138,7 +138,7 @@ static void finish(const char *what)
 	assert_int_equal(s.fired, N_TIMERS);
 	for (i = 0; i < N_TIMERS; i++)
 		assert_int_equal(s.p[i].fired, 1);
-	tw_uv_close(&s.h, NULL);
+	tw_test_uv_close(&s.h, NULL);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&s.loop), 0);
 }
@@ -264,7 +264,7 @@ static void test_native_timers_for_comparison(void **state)
 	       "by up to %.3f ms\n", s.early, N_NATIVE, 100.0 * (double)s.early / N_NATIVE,
 	       (double)s.most_early / 1e6);
 	tw_test_print_lateness("native, the ones not early", s.late, s.fired - s.early);
-	tw_uv_close(&s.h, NULL);
+	tw_test_uv_close(&s.h, NULL);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&s.loop), 0);
 }

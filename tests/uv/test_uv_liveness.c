@@ -33,12 +33,12 @@ static void setup_loop(unsigned flags)
 {
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(uv_loop_init(&s.loop), 0);
-	assert_int_equal(tw_uv_init(&s.loop, &s.h, NULL, flags), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, &s.h, NULL, flags), 0);
 }
 
 static void teardown_loop(void)
 {
-	tw_uv_close(&s.h, NULL);
+	tw_test_uv_close(&s.h, NULL);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&s.loop), 0);
 }

@@ -100,7 +100,7 @@ static void test_posts_on_a_running_loop(void **state)
 	(void)state;
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(uv_loop_init(&s.loop), 0);
-	assert_int_equal(tw_uv_init(&s.loop, &s.h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, &s.h, NULL, 0), 0);
 	assert_int_equal(uv_async_init(&s.loop, &s.quit, on_quit), 0);
 	s.w = tw_uv_wheel(&s.h);
 	tw_timer_init(&s.ranged.t, on_probe);
@@ -109,6 +109,7 @@ static void test_posts_on_a_running_loop(void **state)
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	pthread_join(th, NULL);
 	assert_int_equal(uv_loop_close(&s.loop), 0);
+	tw_wheel_destroy(s.w);
 
 	assert_int_equal(s.rc[0], 0);
 	assert_int_equal(s.rc[1], 0); /* applied in time; the timer was idle */
@@ -146,7 +147,7 @@ static void test_wait_on_a_stopped_loop(void **state)
 	(void)state;
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(uv_loop_init(&s.loop), 0);
-	assert_int_equal(tw_uv_init(&s.loop, &s.h, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&s.loop, &s.h, NULL, 0), 0);
 	s.w = tw_uv_wheel(&s.h);
 	tw_timer_init(&s.latest.t, on_probe);
 	assert_int_equal(tw_add(s.w, &s.latest.t, tw_uv_now() + 10000 * MS), 0);
@@ -165,7 +166,7 @@ static void test_wait_on_a_stopped_loop(void **state)
 	assert_true(tw_request_done(&s.latest.req));
 	assert_int_equal(tw_request_result(&s.latest.req), 1);
 	assert_false(tw_pending(&s.latest.t));
-	tw_uv_close(&s.h, NULL);
+	tw_test_uv_close(&s.h, NULL);
 	assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&s.loop), 0);
 	printf("the wait on a stopped loop timed out after %.3f ms of 100\n", (double)s.distant / 1e6);

@@ -392,7 +392,7 @@ static void test_program_wheel(void **state)
 
 	(void)state;
 	core_fired = layer_ticks = 0;
-	assert_int_equal(tw_uv_init(&loop, &uv, NULL, 0), 0);
+	assert_int_equal(tw_test_uv_open(&loop, &uv, NULL, 0), 0);
 	assert_int_equal(tw_uv_timer_init_on(&uv, &t), 0);
 	tw_timer_init(&core, core_cb);
 	assert_int_equal(tw_uv_timer_start(&t, layer_tick, 1, 1), 0);
@@ -402,17 +402,17 @@ static void test_program_wheel(void **state)
 	assert_int_equal(core_fired, 1);
 	assert_true(layer_ticks > 0);
 	tw_uv_timer_close(&t, layer_close_cb);
-	tw_uv_close(&uv, NULL);
+	tw_test_uv_close(&uv, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_ONCE), 0);
 	assert_int_equal(layer_closed, 0);
 
-	assert_int_equal(tw_uv_init(&loop, &uv, NULL, TW_UV_WEAK), 0);
+	assert_int_equal(tw_test_uv_open(&loop, &uv, NULL, TW_UV_WEAK), 0);
 	assert_int_equal(tw_uv_timer_init_on(&uv, &t), 0);
 	assert_int_equal(tw_uv_timer_start(&t, (tw_uv_timer_cb)abort, 0, 0), 0);
 	assert_true(tw_uv_timer_has_ref(&t));
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	tw_uv_timer_stop(&t); /* stopped, a timer of the program's wheel may go unclosed */
-	tw_uv_close(&uv, NULL);
+	tw_test_uv_close(&uv, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_ONCE), 0);
 }
 

@@ -29,12 +29,13 @@
 
 static uv_loop_t loop;
 static struct tw_uv backend;
+static struct tw_wheel *wheel;
 
 static int open_loop(unsigned flags)
 {
-	if (uv_loop_init(&loop) != 0 || tw_uv_init(&loop, &backend, NULL, flags) != 0)
+	if (uv_loop_init(&loop) != 0 || tw_wheel_create(&wheel, NULL, tw_uv_now()) != 0)
 		return -1;
-	return 0;
+	return tw_uv_attach(&loop, &backend, wheel, flags) == 0 ? 0 : -1;
 }
 
 static int setup(void **state)
@@ -53,6 +54,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	tw_uv_close(&backend, NULL);
+	tw_wheel_destroy(wheel);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	return uv_loop_close(&loop) == 0 ? 0 : -1;
 }

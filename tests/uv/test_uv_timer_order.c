@@ -266,7 +266,7 @@ static void test_coarse_tick(void **state)
 	nfired = 0;
 	core_fired = 0;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(tw_uv_init(&loop, &uv, &cfg, 0), 0);
+	assert_int_equal(tw_test_uv_open(&loop, &uv, &cfg, 0), 0);
 	for (int i = 0; i < 10; i++) {
 		items[i].index = i;
 		assert_int_equal(tw_uv_timer_init_on(&uv, &items[i].t), 0);
@@ -280,7 +280,7 @@ static void test_coarse_tick(void **state)
 	assert_int_equal(nfired, 10);
 	assert_int_equal(core_fired, 1);
 	assert_int_equal(inversions(), 0);
-	tw_uv_close(&uv, NULL);
+	tw_test_uv_close(&uv, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
 }

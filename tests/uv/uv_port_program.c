@@ -50,10 +50,19 @@ static void show(const char *when, uv_timer_t *t)
 	       uv_handle_get_loop(h) == &loop && h->loop == &loop);
 }
 
+/* A table indexed by handle type, sized as libuv's types are: a type
+ * outside them would write past its end. */
+static int by_type[UV_HANDLE_TYPE_MAX];
+
 static void walk_count(uv_handle_t *h, void *arg)
 {
 	int *n = arg;
 
+	if ((unsigned)h->type >= UV_HANDLE_TYPE_MAX) {
+		printf("walk: type %d is outside libuv's handle types\n", (int)h->type);
+		exit(1);
+	}
+	by_type[h->type]++;
 	if (h->type == UV_TIMER)
 		n[0]++;
 	else
@@ -179,7 +188,8 @@ int main(void)
 	show("zero started", &zero);
 
 	uv_walk(&loop, walk_count, n);
-	printf("walk: %d timers, %d others\n", n[0], n[1]);
+	printf("walk: %d timers, %d others; by type: %d timers, %d checks\n", n[0], n[1], by_type[UV_TIMER],
+	       by_type[UV_CHECK]);
 	r = uv_run(&loop, UV_RUN_DEFAULT);
 	printf("run=%d repeats=%d closes=%d checks>0=%d\n", r, repeats, closes, checks > 0);
 	show("after", &watchdog);

@@ -8,6 +8,7 @@
 #include <timerwheel/uv.h>
 
 static struct tw_uv handle;
+static struct tw_wheel *wheel;
 static int fired;
 static int closed;
 
@@ -35,19 +36,22 @@ int main(void)
 
 	if (uv_loop_init(&loop) != 0)
 		return 1;
-	err = tw_uv_init(&loop, &handle, NULL, 0);
+	err = tw_wheel_create(&wheel, NULL, tw_uv_now());
+	if (err == 0)
+		err = tw_uv_attach(&loop, &handle, wheel, 0);
 	if (err != 0) {
-		fprintf(stderr, "tw_uv_init: %d\n", err);
+		fprintf(stderr, "tw_uv_attach: %d\n", err);
 		return 1;
 	}
 	tw_timer_init(&t, on_fire);
-	if (tw_add(tw_uv_wheel(&handle), &t, tw_uv_now() + 2000000u) != 0)
+	if (tw_add(wheel, &t, tw_uv_now() + 2000000u) != 0)
 		return 1;
 	uv_run(&loop, UV_RUN_DEFAULT);
 	if (!fired || !closed) {
 		fprintf(stderr, "uv consumer: fired %d, closed %d\n", fired, closed);
 		return 1;
 	}
+	tw_wheel_destroy(wheel);
 	if (uv_loop_close(&loop) != 0)
 		return 1;
 	printf("uv consumer: OK\n");
