@@ -25,14 +25,12 @@
 #include "uring_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -530,23 +528,6 @@ static void remove_later(struct tw_uring *u, uint64_t target, bool poll)
 }
 
 /*
- * A ring the program tore down first (io_uring_queue_exit()) has its
- * rings unmapped and its fd closed; the kernel dropped our requests with
- * it. Touching its SQ then would fault, so detach checks: the SQ ring no
- * longer mapped (mincore() fails with ENOMEM), or its fd closed.
- */
-static bool ring_gone(const struct io_uring *r)
-{
-	unsigned char in_core;
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	void *sq = (void *)((uintptr_t)r->sq.ring_ptr & ~(page - 1));
-
-	if (mincore(sq, 1, &in_core) < 0 && errno == ENOMEM)
-		return true;
-	return r->ring_fd >= 0 && fcntl(r->ring_fd, F_GETFD) < 0 && errno == EBADF;
-}
-
-/*
  * Step 4 of tw__backend_detach(): leave nothing on the ring that points
  * into @u, which is about to be freed. The poll points only at the
  * eventfd, which it keeps open; the timeout at u->ts. While the program's
@@ -557,7 +538,7 @@ static void disarm(void *arg)
 {
 	struct tw_uring *u = arg;
 
-	if (ring_gone(u->ring)) {
+	if (tw__uring_ring_gone(u->ring)) {
 		u->inflight = false;
 		if (u->wake_fd >= 0)
 			close(u->wake_fd);

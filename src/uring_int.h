@@ -28,4 +28,7 @@ bool tw__uring_chain_open(const struct tw_uring *u);
 /* Counts an unexpected failure in the backend's stats. */
 void tw__uring_error(struct tw_uring *u, int err);
 
+/* Is @r torn down already (io_uring_queue_exit())? Its requests are gone. */
+bool tw__uring_ring_gone(const struct io_uring *r);
+
 #endif /* TIMERWHEEL_URING_INT_H */

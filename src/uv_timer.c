@@ -5,23 +5,19 @@
  * and stopping cost the wheel O(1) and the loop nothing unless the
  * earliest deadline moves earlier.
  *
- * What libuv does per timer and a wheel does not, the layer adds around
- * the wheel, never inside it:
+ * What libuv does per timer and a wheel does not, the layer adds around it:
  *
  * - Order. libuv runs the timers due in one turn by (due ms, start id).
- *   The layer's callback only queues a fired timer on the ready list
- *   (uv_timer_lists.cpp), which keeps that order as the wheel hands timers
- *   over, or sorts; after the advance the backend calls the layer back,
- *   which runs it as libuv's own ready queue is run. A wake budget is
- *   spent on that list.
+ *   A fired timer only queues on the ready list (uv_timer_lists.cpp), in
+ *   that order; the backend then calls the layer back to run it, spending
+ *   the wake budget.
  * - Close. A closed timer waits on the layer's closing list; the
  *   backend's closer (one uv_close() per loop turn) calls the layer back.
- * - Liveness. An unreferenced timer lives on the backend's weak wheel,
- *   which shares its uv timer but never holds the loop; ref and unref move
- *   an armed timer across, keeping its deadline and its start id.
- * - The loop's wheel. tw_uv_timer_init() finds the backend of its loop
- *   (uv_timer_loops.c), or creates it, and the last timer's close lets it
- *   go. Its stopped timers wait on the idle list, for uv_walk().
+ * - Liveness. An unreferenced timer lives on the layer's weak wheel, which
+ *   never holds the loop; ref and unref move it, deadline and start id kept.
+ * - The loop's wheel. tw_uv_timer_init() finds or creates its loop's
+ *   backend (uv_timer_loops.c); the last close lets it go. Its stopped
+ *   timers wait on the idle list, for uv_walk().
  */
 #define _POSIX_C_SOURCE 200809L /* <uv.h> needs POSIX types under strict -std=c11 */
 
