@@ -21,6 +21,18 @@
 #include "timerwheel/uv.h"
 #include "timerwheel/uv_timer.h"
 
+/*
+ * The private fields of the public structs.
+ * struct tw_uv: tw__async wakes the loop for requests from other threads;
+ * tw__due_ms is the uv_now() at which tw__timer is due; tw__next is the
+ * wheel's next expiry it was armed for; tw__starts, tw__stops, tw__wakeups
+ * and tw__early (wake-ups before tw__next by the clock) are its stats;
+ * tw__layer is what a layer registered, or NULL.
+ * struct tw_uv_timer: tw__cb is the timer's callback, then once closing its
+ * close callback; tw__repeat is in ms; tw__start_id orders the timers due in
+ * the same ms.
+ */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -109,17 +109,17 @@ typedef void (*tw_uv_close_cb)(struct tw_uv *h);
 struct tw_uv {
 	void *data;
 	uv_timer_t tw__timer;
-	uv_async_t tw__async;    /* requests from other threads wake the loop */
+	uv_async_t tw__async;
 	struct tw_wheel *tw__wheel;
 	tw_uv_close_cb tw__close_cb;
-	uint64_t tw__due_ms;     /* uv_now() at which tw__timer is due */
-	uint64_t tw__next;       /* the wheel's next expiry it was armed for */
-	uint64_t tw__starts;     /* uv_timer_start() calls */
-	uint64_t tw__stops;      /* uv_timer_stop() calls */
-	uint64_t tw__wakeups;    /* times tw__timer fired */
-	uint64_t tw__early;      /* ... before tw__next by the clock */
+	uint64_t tw__due_ms;
+	uint64_t tw__next;
+	uint64_t tw__starts;
+	uint64_t tw__stops;
+	uint64_t tw__wakeups;
+	uint64_t tw__early;
 	unsigned tw__state;
-	struct tw__uv_layer *tw__layer; /* what a layer registered, or NULL */
+	struct tw__uv_layer *tw__layer;
 };
 
 /**

@@ -151,13 +151,13 @@ struct tw_uv_timer {
 	unsigned tw__flags;
 	struct tw_timer tw__timer;
 	struct tw_uv *tw__uv;
-	union {                         /* the timer's, then once closing its close callback */
+	union {
 		tw_uv_timer_cb timer;
 		tw_uv_timer_close_cb close;
 		uv_close_cb uv_close;
 	} tw__cb;
-	uint64_t tw__repeat;            /* ms */
-	uint64_t tw__start_id;          /* orders timers due in the same ms */
+	uint64_t tw__repeat;
+	uint64_t tw__start_id;
 };
 
 #define TW__UV_AS_HANDLE(f) (offsetof(struct tw_uv_timer, f) == offsetof(uv_handle_t, f))
