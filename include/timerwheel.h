@@ -196,8 +196,8 @@ extern "C" {
 #define TW_ESHUTDOWN 4042
 #endif
 
-#define TW_VERSION_MAJOR 0
-#define TW_VERSION_MINOR 2
+#define TW_VERSION_MAJOR 1
+#define TW_VERSION_MINOR 0
 #define TW_VERSION_PATCH 0
 /** The version as one number, (major << 16) | (minor << 8) | patch, as tw_version() gives it. */
 #define TW_VERSION_HEX ((TW_VERSION_MAJOR << 16) | (TW_VERSION_MINOR << 8) | TW_VERSION_PATCH)
