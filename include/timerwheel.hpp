@@ -1,50 +1,51 @@
 // SPDX-License-Identifier: MIT
 /*
- * timerwheel.hpp: the C++17 face of <timerwheel.h>, header-only and inline
- * over the C ABI: a C++ program links the same library, and the library
+ * timerwheel.hpp: the C++17 face of <timerwheel.h>. It is header-only and
+ * inline over the C ABI. A C++ program links the same library. The library
  * still exports only its tw_ symbols. Every rule of <timerwheel.h> holds
- * unchanged (firing, slack, order, callbacks, threads); this header adds
+ * unchanged (firing, slack, order, callbacks, threads). This header adds
  * ownership, std::chrono and callables around it.
  *
- * Namespace. Everything is in namespace timerwheel, not tw: the library's
+ * Namespace. Everything is in namespace timerwheel, not tw. The library's
  * own C++ sources use namespace tw for internals. Those symbols are hidden
- * in the shared library, but a program linking the static library would
- * meet them, and an inline function of this header with the same
- * qualified name would break the one-definition rule.
+ * in the shared library. A program linking the static library meets them,
+ * though: an inline function here with the same qualified name would
+ * break the one-definition rule.
  *
- * Time. Times are time points of timerwheel::clock, delays and slack any
- * std::chrono::duration. The wheel counts CLOCK_MONOTONIC nanoseconds
+ * Time. Times are time points of timerwheel::clock. Delays and slack are
+ * any std::chrono::duration. The wheel counts CLOCK_MONOTONIC nanoseconds
  * (tw_clock_monotonic()). On Linux timerwheel::clock is
- * std::chrono::steady_clock itself, because there libstdc++ and libc++
- * read clock_gettime(CLOCK_MONOTONIC) for it, as tw_clock_monotonic()
- * does: a steady_clock time point's time_since_epoch() is the wheel's
- * nanosecond count, so steady_clock::now() + 5s is an expiry as it
- * stands (the C++ tests check the clock against tw_clock_monotonic()).
- * Elsewhere steady_clock may be another clock: mingw-w64's libstdc++ (its
- * win32 thread model) counts it from 1970 by the system time, and Apple's
- * libc++ reads a raw uptime clock, not CLOCK_MONOTONIC. There timerwheel::clock is
- * timerwheel::monotonic_clock, a std::chrono clock that reads
- * tw_clock_monotonic(): portable programs write timerwheel::clock::now().
- * Durations convert rounding up (a timer never fires early), negative
- * ones as zero, and beyond the 64-bit range saturate to "never", as
- * tw_deadline() does. The nanosecond calls stay reachable: every type
- * gives its C object (native()), and *_ns members take raw nanoseconds.
+ * std::chrono::steady_clock itself. There libstdc++ and libc++ read
+ * clock_gettime(CLOCK_MONOTONIC) for it, as tw_clock_monotonic() does.
+ * So a steady_clock time point's time_since_epoch() is the wheel's
+ * nanosecond count, and steady_clock::now() + 5s is an expiry as it
+ * stands. The C++ tests check the clock against tw_clock_monotonic().
+ * Elsewhere steady_clock may be another clock. mingw-w64's libstdc++ (its
+ * win32 thread model) counts it from 1970 by the system time. Apple's
+ * libc++ reads a raw uptime clock, not CLOCK_MONOTONIC. There
+ * timerwheel::clock is timerwheel::monotonic_clock, a std::chrono clock
+ * that reads tw_clock_monotonic(). Portable programs write
+ * timerwheel::clock::now().
+ * Durations convert rounding up: a timer never fires early. Negative ones
+ * convert as zero. Beyond the 64-bit range they saturate to "never", as
+ * tw_deadline() does. The nanosecond calls stay reachable. Every type
+ * gives its C object (native()). The *_ns members take raw nanoseconds.
  *
- * Errors are values: calls that can fail return timerwheel::result, the C
- * call's int (a count, or a negative errno), which converts to true on
- * success and gives a std::error_code (generic category) through error().
- * Nothing throws and nothing needs RTTI: the header builds with
+ * Errors are values. Calls that can fail return timerwheel::result, the C
+ * call's int (a count, or a negative errno). It converts to true on
+ * success. Its error() gives a std::error_code (generic category).
+ * Nothing throws and nothing needs RTTI. The header builds with
  * -fno-exceptions -fno-rtti, as the library itself does.
  *
- * Types. wheel owns a tw_wheel (movable, not copyable); wheel_ref is a
- * non-owning view of one, which timers take. timer holds a
- * callable inline; periodic_timer repeats without drift; timer_hook<D>
- * is the intrusive form (CRTP: D::on_timer() is called, no callable
- * stored); request carries one operation from another thread. Timers and
- * requests are registered with the wheel by address, so they are neither
- * copyable nor movable (a move would leave the wheel holding the old
- * address): embed them where they live. Each timer cancels itself when
- * destroyed, so an armed timer never outlives its owner.
+ * Types. wheel owns a tw_wheel (movable, not copyable). wheel_ref is a
+ * non-owning view of one, which timers take. timer holds a callable
+ * inline. periodic_timer repeats without drift. timer_hook<D> is the
+ * intrusive form: D::on_timer() is called, no callable stored. request
+ * carries one operation from another thread. The wheel holds timers and
+ * requests by address. So they are neither copyable nor movable: a move
+ * would leave the wheel holding the old address. Embed them where they
+ * live. Each timer cancels itself when destroyed, so an armed timer never
+ * outlives its owner.
  * With C++20 coroutines, co_await sleep_for() or sleep_until() (below).
  */
 #ifndef TIMERWHEEL_HPP
@@ -116,10 +117,10 @@ private:
 namespace detail {
 
 /*
- * a * b / c for 64-bit operands, rounded down or (@up) up, saturating at
- * UINT64_MAX: the product in two words, then long division. Portable and
- * constexpr; at run time a conversion uses it only for periods whose
- * exact product would not fit in 64 bits.
+ * a * b / c for 64-bit operands, rounded down or (@up) up. It saturates
+ * at UINT64_MAX. It forms the product in two words, then long division.
+ * Portable and constexpr. At run time a conversion uses it only for
+ * periods whose exact product would not fit in 64 bits.
  */
 constexpr std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t c, bool up = false) noexcept
 {
@@ -144,8 +145,8 @@ constexpr std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t 
 }
 
 /*
- * How a count of Period converts: Period = N/D nanoseconds (reduced),
- * and the largest count that stays within nanoseconds::max(), computed
+ * How a count of Period converts. Period = N/D nanoseconds (reduced).
+ * The largest count that stays within nanoseconds::max() is computed
  * without multiplying past 64 bits. wide: r * N for a remainder r < D
  * may overflow, so the fraction goes through mul_div().
  */
@@ -228,9 +229,9 @@ constexpr clock::time_point to_time_point(std::uint64_t ns) noexcept
 }
 
 /*
- * wheel_ref - the operations on a wheel, without owning it: what timers
- * and requests take, and what a backend that created its wheel hands
- * out (uv_wheel::get()). Copyable; a wheel converts to one.
+ * wheel_ref - the operations on a wheel, without owning it. Timers and
+ * requests take one. A backend that created its wheel hands one out
+ * (uv_wheel::get()). Copyable; a wheel converts to one.
  */
 class wheel_ref {
 public:
@@ -290,9 +291,9 @@ protected:
 };
 
 /*
- * wheel - owns a tw_wheel: created by the constructor, destroyed by the
- * destructor (its armed timers go idle and are never called, as with
- * tw_wheel_destroy()). Movable, not copyable. Construction cannot throw:
+ * wheel - owns a tw_wheel. The constructor creates it. The destructor
+ * destroys it: its armed timers go idle and are never called, as with
+ * tw_wheel_destroy(). Movable, not copyable. Construction cannot throw:
  * test the wheel (explicit operator bool) or error() after it.
  *
  * Not default-constructible: making a wheel reads the clock, allocates
@@ -363,8 +364,8 @@ class request;
 namespace detail {
 
 /*
- * tw_pending(), inline: this header ships with the library, so it may
- * read the field the library keeps 0 while a timer is idle, and a cancel
+ * tw_pending(), inline. This header ships with the library, so it may
+ * read the field the library keeps 0 while a timer is idle. A cancel
  * costs one call into the library, as tw_del() does.
  */
 inline bool is_pending(const tw_timer *t) noexcept { return t->tw__where != 0; }
@@ -372,9 +373,9 @@ inline bool is_pending(const tw_timer *t) noexcept { return t->tw__where != 0; }
 /*
  * The operations every timer shares, on the C timer it holds (a tw_timer,
  * or a tw_periodic whose first member is one). It remembers the wheel it
- * was last armed on, to cancel itself there when destroyed: pending()
- * first, so a timer whose wheel is gone (destroyed wheels idle their
- * timers) never touches that wheel.
+ * was last armed on. When destroyed it cancels itself there. It tests
+ * pending() first, so a timer whose wheel is gone never touches that
+ * wheel: destroyed wheels idle their timers.
  */
 template <class Native>
 class timer_base {
@@ -447,9 +448,9 @@ protected:
 	}
 	/*
 	 * A standard-layout class and its first member are pointer-
-	 * interconvertible, and a tw_timer is the first member of a
-	 * tw_periodic: so the C timer and this base convert both ways without
-	 * an offset, and the derived timer comes back by static_cast.
+	 * interconvertible. A tw_timer is the first member of a tw_periodic.
+	 * So the C timer and this base convert both ways without an offset.
+	 * The derived timer comes back by static_cast.
 	 */
 	static timer_base *from(tw_timer *t) noexcept { return reinterpret_cast<timer_base *>(t); }
 	tw_timer *t() noexcept { return reinterpret_cast<tw_timer *>(&n_); }
@@ -461,11 +462,11 @@ protected:
 		return result(r);
 	}
 	/*
-	 * The wheel to cancel on, set by each arm and, before it posts, by a
-	 * request (another thread), for a timer armed through one: atomic, so
-	 * that the owner's read in cancel() never races it; relaxed, because
-	 * the post orders the store before the owner applies the request. A
-	 * timer belongs to one wheel at a time.
+	 * The wheel to cancel on. Each arm sets it. A request (another
+	 * thread) sets it before it posts, for a timer armed through one.
+	 * Atomic, so that the owner's read in cancel() never races it.
+	 * Relaxed, because the post orders the store before the owner
+	 * applies the request. A timer belongs to one wheel at a time.
 	 */
 	tw_wheel *wheel_of() const noexcept { return w_.load(std::memory_order_relaxed); }
 	void bind(tw_wheel *w) noexcept { w_.store(w, std::memory_order_relaxed); }
@@ -553,12 +554,12 @@ private:
 /*
  * basic_timer<Size> - a one-shot timer holding a callable of at most Size
  * bytes inline (timer: two pointers' worth). Calling it costs one indirect
- * call; arming it allocates nothing, nor does assigning a callable.
+ * call. Arming it allocates nothing, nor does assigning a callable.
  * Not movable (static_assert'ed by the tests): embed it in its owner.
  * Destroying it cancels it. Its callable may destroy the timer itself
- * (delete its owner) provided it touches nothing of it afterwards, as
- * with `delete this`; on_fire() replaces the callable (not from inside
- * the callable, whose object it would destroy while it runs).
+ * (delete its owner). It must then touch nothing of it, as with
+ * `delete this`. on_fire() replaces the callable. Do not call it from
+ * inside the callable: it would destroy the callable while it runs.
  */
 template <std::size_t Size>
 class basic_timer : public detail::timer_base<tw_timer> {
@@ -602,7 +603,7 @@ using timer = basic_timer<2 * sizeof(void *)>;
  * tw_periodic): re-armed at expiry + n * period before its callable runs,
  * skipping missed periods. cancel() stops it, also from its callable.
  * start() arms it and sets its period (arm() is hidden). rearm() moves
- * the next firing and keeps the period; it fails with EINVAL while the
+ * the next firing and keeps the period. It fails with EINVAL while the
  * timer has no period, before start() or set_period() gave one.
  */
 template <std::size_t Size>
@@ -638,8 +639,9 @@ public:
 		fn_.set(std::forward<F>(f));
 	}
 	/*
-	 * Arms it first at @first, then every @period (at least 1 ns): EINVAL
-	 * for a zero period, EBUSY if armed; a failed start changes nothing.
+	 * Arms it first at @first, then every @period (at least 1 ns).
+	 * EINVAL for a zero period, EBUSY if armed. A failed start changes
+	 * nothing.
 	 */
 	template <class Rep, class Period>
 	result start(wheel_ref w, time_point first, std::chrono::duration<Rep, Period> period) noexcept
@@ -722,9 +724,9 @@ using periodic_timer = basic_periodic_timer<2 * sizeof(void *)>;
 
 /*
  * timer_hook<Derived, Tag> - the intrusive form: no callable stored.
- * Derive from it (CRTP) and the wheel calls derived.on_timer(Tag{}); the
- * enclosing object comes back by static_cast from base to derived, checked
- * by the compiler, no tw_container_of. Tag (an empty type) tells apart
+ * Derive from it (CRTP) and the wheel calls derived.on_timer(Tag{}). The
+ * enclosing object comes back by static_cast from base to derived. The
+ * compiler checks it; no tw_container_of. Tag (an empty type) tells apart
  * several hooks in one class. The hook is a tw_timer plus a wheel
  * pointer; destroying it cancels it.
  */
@@ -749,31 +751,31 @@ private:
  * request - one operation asked of the wheel's owner from another thread
  * (tw_post_mod(), tw_post_mod_range(), tw_post_del()). Neither copyable
  * nor movable: the queue holds its address. Its destructor waits, with
- * tw_request_wait(), until the owner has applied the latest post, so a
+ * tw_request_wait(), until the owner has applied the latest post. So a
  * request is never destroyed while queued. Its lifetime rules:
  *
  * - Destroy it on another thread only while the owner's loop still
- *   advances or destroys the wheel (see "Threads" in <timerwheel.h>),
- *   else the destructor waits forever.
+ *   advances or destroys the wheel (see "Threads" in <timerwheel.h>).
+ *   Else the destructor waits forever.
  * - On the owner's own thread the destructor of a request still queued
  *   waits for itself, forever: the owner is the one that applies it. The
- *   owner calls settle() first (outside callbacks), which applies the
+ *   owner calls settle() first (outside callbacks). settle() applies the
  *   queue with tw_drain(); the destructor then returns at once.
- * - Its timer must outlive it, and must not be destroyed while the
- *   request is queued (the owner would apply it to freed memory): wait
+ * - Its timer must outlive it. The timer must not be destroyed while the
+ *   request is queued: the owner would apply it to freed memory. Wait
  *   for the request, or settle() it, before destroying the timer.
- * - A timer is destroyed on its owner's thread only: its destructor
- *   cancels it on the wheel, which no other thread may touch (on another
- *   thread, post_cancel() and wait instead, then destroy it there once
- *   the request is done and the timer is not re-armed).
+ * - A timer is destroyed on its owner's thread only. Its destructor
+ *   cancels it on the wheel, which no other thread may touch. On another
+ *   thread, post_cancel() and wait instead. Then destroy it there once
+ *   the request is done and the timer is not re-armed.
  *
- * Posting records the wheel in the timer, so that a timer armed only
- * through requests still cancels itself on that wheel when its owner
- * destroys it; a post that fails leaves the timer as it was. Post only a
- * timer that is idle or armed on the same wheel: one armed on another
- * wheel is applied with -EINVAL (outcome()), and it then names the wrong
- * wheel to cancel itself on, so its owner must cancel it on its own wheel
- * before destroying it.
+ * Posting records the wheel in the timer. So a timer armed only through
+ * requests still cancels itself on that wheel when its owner destroys
+ * it. A post that fails leaves the timer as it was. Post only a timer
+ * that is idle or armed on the same wheel. One armed on another wheel is
+ * applied with -EINVAL (outcome()). It then names the wrong wheel to
+ * cancel itself on. So its owner must cancel it on its own wheel before
+ * destroying it.
  */
 class request {
 public:
@@ -818,10 +820,10 @@ public:
 	result wait() noexcept { return result(tw_request_wait(w_, &r_)); }
 	/*
 	 * The owner's way to finish a request on its own thread, where wait()
-	 * would wait for itself: applies the queue (tw_drain()), then gives
-	 * outcome(). EINVAL if never posted; EBUSY from a callback (nothing
-	 * applied) or if the request is still not done (posted again by
-	 * another thread meanwhile).
+	 * would wait for itself. Applies the queue (tw_drain()), then gives
+	 * outcome(). EINVAL if never posted. EBUSY from a callback (nothing
+	 * applied). EBUSY also if the request is still not done (posted
+	 * again by another thread meanwhile).
 	 */
 	result settle() noexcept
 	{
@@ -837,8 +839,8 @@ public:
 
 private:
 	/*
-	 * The wheel goes into the timer before the post, which orders it
-	 * before the owner applies the request; a post that fails queued
+	 * The wheel goes into the timer before the post. The post orders it
+	 * before the owner applies the request. A post that fails queued
 	 * nothing, and gives the timer back the wheel it had.
 	 */
 	template <class N, class Post>
@@ -866,16 +868,16 @@ private:
 #ifdef TIMERWHEEL_HAVE_COROUTINES
 /*
  * With C++20 coroutines: co_await sleep_until(w, deadline) or
- * co_await sleep_for(w, delay) suspends the coroutine on a timer of the
- * wheel, as Asio's and Seastar's timers do. The timer lives in the
+ * co_await sleep_for(w, delay). Either suspends the coroutine on a timer
+ * of the wheel, as Asio's and Seastar's timers do. The timer lives in the
  * awaiter, in the coroutine's frame: nothing allocates. The coroutine is
- * resumed from the wheel's callback, inside the advance that fires it (so
- * it must not advance that wheel itself, which returns EBUSY, until it
- * suspends again or returns); it resumes never before the deadline, by the
- * firing rule, and a deadline already past resumes it in the next advance.
- * co_await gives a result: an error (EINVAL for a destroyed wheel)
- * resumes at once, without suspending. A coroutine destroyed while
- * suspended cancels its timer (the awaiter's destructor); one whose wheel
+ * resumed from the wheel's callback, inside the advance that fires it.
+ * So it must not advance that wheel itself until it suspends again or
+ * returns: that advance returns EBUSY. It resumes never before the
+ * deadline, by the firing rule. A deadline already past resumes it in the
+ * next advance. co_await gives a result. An error (EINVAL for a destroyed
+ * wheel) resumes at once, without suspending. A coroutine destroyed while
+ * suspended cancels its timer (the awaiter's destructor). One whose wheel
  * is destroyed first is never resumed.
  */
 class sleep_awaiter {

@@ -13,9 +13,9 @@
  * Destroying either lets go in the order every backend follows (see
  * "Letting go" in <timerwheel/uring.h>): tw_uring_detach(), or
  * tw_uring_loop_close() which then frees the ring. The wheel stays the
- * program's with its timers armed; declaring the timerwheel::wheel before
- * the backend makes the backend let go first (a wheel destroyed first is
- * released when the backend lets go, which the C API allows too).
+ * program's with its timers armed. Declaring the timerwheel::wheel before
+ * the backend makes the backend let go first. A wheel destroyed first is
+ * released when the backend lets go, which the C API allows too.
  *
  * Closing from a callback. Neither lets go from one of the wheel's
  * callbacks, nor the loop while run() runs: the C calls refuse there.
@@ -47,9 +47,9 @@ namespace timerwheel {
 namespace detail {
 
 /*
- * The handle both backends hold, and how it lets go: Release
+ * The handle both backends hold, and how it lets go. Release
  * (tw_uring_detach(), tw_uring_loop_close()) refuses with -EBUSY from
- * the wheel's callbacks or while the loop runs, and then the handle stays
+ * the wheel's callbacks or while the loop runs. The handle then stays
  * attached. A destructor or move-assignment that cannot let go has no
  * way to say so: it stops the program, loudly.
  */

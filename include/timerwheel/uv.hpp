@@ -3,18 +3,19 @@
  * timerwheel/uv.hpp: the libuv backend of <timerwheel/uv.h> as an owning
  * C++ type, header-only over the C ABI (see <timerwheel.hpp>).
  *
- * timerwheel::uv_wheel owns a struct tw_uv: allocated once when it is
- * made (never per timer), and released in the handle's close callback, as
- * libuv's rule wants. Destroying a uv_wheel (or close()) calls
- * tw_uv_close(), which lets go in the order every backend follows (see
- * "Closing" in <timerwheel/uv.h>); the handle's memory goes in the loop's
- * next turn, so run the loop once more before uv_loop_close(). Made from a
- * config, it creates a wheel of its own and destroys it right after
- * tw_uv_close(): its timers go idle, never called. Made from the program's
- * wheel (tw_uv_attach()), the wheel stays the program's, its timers armed;
- * either may go first (a destroyed wheel is released when the backend lets
- * go), but declaring the timerwheel::wheel before the uv_wheel lets the
- * backend go first, its timers then cancelled by their own destructors.
+ * timerwheel::uv_wheel owns a struct tw_uv. It is allocated once when the
+ * uv_wheel is made, never per timer. It is released in the handle's close
+ * callback, as libuv's rule wants. Destroying a uv_wheel (or close())
+ * calls tw_uv_close(). That lets go in the order every backend follows
+ * (see "Closing" in <timerwheel/uv.h>). The handle's memory goes in the
+ * loop's next turn, so run the loop once more before uv_loop_close().
+ * Made from a config, it creates a wheel of its own. It destroys that
+ * wheel right after tw_uv_close(): its timers go idle, never called.
+ * Made from the program's wheel (tw_uv_attach()), the wheel stays the
+ * program's, its timers armed. Either may go first: a destroyed wheel is
+ * released when the backend lets go. Declaring the timerwheel::wheel
+ * before the uv_wheel lets the backend go first. Its timers are then
+ * cancelled by their own destructors.
  * Movable, not copyable; closing from a timer callback is allowed.
  */
 #ifndef TIMERWHEEL_UV_HPP
