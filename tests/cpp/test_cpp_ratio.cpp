@@ -99,8 +99,9 @@ void check_period(const period_fns &p)
 		std::uint64_t got = p.wide(static_cast<std::int64_t>(c));
 #ifdef __SIZEOF_INT128__
 		if (got != expect(c)) {
-			print_error("period %jd/%jd count %llu: %llu, expected %llu\n", p.num, p.den,
-				    (unsigned long long)c, (unsigned long long)got, (unsigned long long)expect(c));
+			print_error("period %lld/%lld count %llu: %llu, expected %llu\n", (long long)p.num,
+				    (long long)p.den, (unsigned long long)c, (unsigned long long)got,
+				    (unsigned long long)expect(c));
 			fail();
 		}
 #endif
