@@ -340,45 +340,6 @@ TW_COLD int tw_wheel::refuse_advance() const
 	return running() ? -EBUSY : -EINVAL;
 }
 
-// Most advances of a loop that polls find nothing to do: no request, no
-// due timer, and no slot coming due by the target. The quiet rule
-// (wheel.hpp) tells them so in one comparison, and they only move the
-// clock and count themselves once (counters::stats()). Such an advance is no
-// wake-up either, so there are no windows to look for: the next expiry is
-// no earlier than the first event's tick, which lies after the target's.
-// The quotient is the clock's tick for every time but UINT64_MAX, whose
-// quotient is the last whole tick, which the bound never exceeds: that
-// time takes the slow path, as do the refusals, for which the bound is 0.
-//
-// tw_advance() and tw_advance_budget(): one body, inlined into each, so
-// that the common advance, without a budget, carries none.
-template <bool Budgeted> TW_HOT_INLINE int tw_wheel::advance_with(uint64_t now, unsigned budget)
-{
-	// The default geometry's tick as a constant: no load of the divider.
-	uint64_t target_tick = default_geometry ? tw::divider::ms_quotient(now) : geo.ticks_in(now);
-	if (target_tick < clock.quiet_below() && now >= clock.ns() && !requests_pending()) {
-		TW_ASSERT(clock.quiet_below() <= calc_quiet() && target_tick == geo.tick_of_now(now), "quiet");
-		clock.set_tick(target_tick);
-		clock.set_ns(now);
-		counts.advanced_idle();
-		TW_PROBE_ADVANCE(this, now, 0, counts.cascaded_watched(), 0);
-		if (TW_UNLIKELY(hook.installed()))
-			return tell_next_expiry();
-		return 0;
-	}
-	return advance_slow<Budgeted>(now, target_tick, budget);
-}
-
-int tw_wheel::advance(uint64_t now)
-{
-	return advance_with<false>(now, no_budget);
-}
-
-int tw_wheel::advance_budget(uint64_t now, unsigned budget)
-{
-	return advance_with<true>(now, budget);
-}
-
 // An advance the bound could not take: a refusal, a clock that would go
 // back, one with work, or a quiet one after a removal left the bound low,
 // which computes it again. `quotient` is `now`'s by the tick.
@@ -402,6 +363,9 @@ template <bool Budgeted> TW_NOINLINE int tw_wheel::advance_slow(uint64_t now, ui
 	TW_PROBE_ADVANCE(this, now, 0, counts.cascaded_watched(), 0);
 	return end_advance(0);
 }
+
+template int tw_wheel::advance_slow<false>(uint64_t, uint64_t, unsigned);
+template int tw_wheel::advance_slow<true>(uint64_t, uint64_t, unsigned);
 
 // A wheel destroyed by a callback is released before this returns if
 // nobody else holds it (tw::release_if_unused()).

@@ -8,6 +8,7 @@
 
 #include <timerwheel/debug.h>
 
+#include "advance.hpp"
 #include "entry.hpp"
 
 #if TW_DEBUG_CHECKS && defined(__has_include)
