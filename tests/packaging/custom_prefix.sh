@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# An install where no loader looks, used as the README says: a libuv
+# An install where no loader looks, used as tests/README.md says: a libuv
 # program ported with <timerwheel/uv_port.h>, which calls only the
 # uv_timer_t layer, built with `pkg-config --libs timerwheel-uv` and
 # -Wl,-rpath,LIBDIR (and --as-needed, which leaves the core out of the
