@@ -764,7 +764,7 @@ TW_API unsigned tw_wake_budget(const struct tw_wheel *w);
  * @w: the wheel
  *
  * The moment to wake for the earliest firing tick.
- * For an exact timer, that is its expiry.
+ * For an exact timer, that is its expiry rounded up to a whole tick.
  * For a timer with slack, it is the tick the wheel picked in its window.
  * The advance that reaches it also fires every timer whose window has
  * opened (see "Slack").
