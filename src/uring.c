@@ -74,6 +74,7 @@ struct tw_uring {
 	bool deferred;   /* an SQE was wanted while the program's chain was open */
 	bool no_timeout; /* TW__URING_NO_TIMEOUT, or letting go (tw_uring_detach()) */
 	unsigned busy;   /* > 0 while the backend runs the wheel's callbacks */
+	bool gone;       /* detached from one of them: freed when they return */
 	struct tw_uring_stats st;
 };
 
@@ -379,7 +380,7 @@ static int notify(struct tw_wheel *w, uint64_t next, void *arg)
 
 /* --- Completions ---------------------------------------------------------- */
 
-void tw__uring_run_wheel(struct tw_uring *u)
+bool tw__uring_run_wheel(struct tw_uring *u)
 {
 	uint64_t now = tw_uring_now();
 
@@ -387,13 +388,21 @@ void tw__uring_run_wheel(struct tw_uring *u)
 	u->busy++;
 	tw_advance_budget(u->w, now, tw_wake_budget(u->w));
 	u->busy--;
+	/* Detached by a callback: the wheel and the ring may be gone, and
+	 * nothing else holds @u. */
+	if (u->gone) {
+		if (!u->busy)
+			free(u);
+		return false;
+	}
 	/* The hook normally re-armed from tw_advance(); this covers an advance
 	 * that could not run (called from inside a callback). */
 	if (!u->inflight)
 		arm(u, tw_next_expiry(u->w));
+	return true;
 }
 
-static void timeout_done(struct tw_uring *u, int res)
+static bool timeout_done(struct tw_uring *u, int res)
 {
 	u->inflight = false;
 	u->armed = UINT64_MAX;
@@ -404,7 +413,7 @@ static void timeout_done(struct tw_uring *u, int res)
 		tw__uring_error(u, res);
 		u->broken = true;
 	}
-	tw__uring_run_wheel(u);
+	return tw__uring_run_wheel(u);
 }
 
 static void update_done(struct tw_uring *u, int res)
@@ -446,9 +455,10 @@ int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cqe)
 	if (!u || !cqe)
 		return -EINVAL;
 	ours = (cqe->user_data & ~(uint64_t)KIND_MASK) == u->ud_base;
-	if (ours && (cqe->user_data & KIND_MASK) == KIND_TIMEOUT)
-		timeout_done(u, cqe->res);
-	else if (ours && (cqe->user_data & KIND_MASK) == KIND_UPDATE)
+	if (ours && (cqe->user_data & KIND_MASK) == KIND_TIMEOUT) {
+		if (!timeout_done(u, cqe->res))
+			return 1;
+	} else if (ours && (cqe->user_data & KIND_MASK) == KIND_UPDATE)
 		update_done(u, cqe->res);
 	else if (ours && (cqe->user_data & KIND_MASK) == KIND_WAKE)
 		woken(u, cqe->res);
@@ -557,17 +567,21 @@ static void disarm(void *arg)
 		close(u->wake_fd);
 }
 
+/* From a callback the backend runs, everything but the free happens now:
+ * the wheel and the ring are the program's again when this returns, and
+ * the advance's end frees @u, which only the backend still holds. */
 int tw_uring_detach(struct tw_uring *u)
 {
 	if (!u)
 		return -EINVAL;
-	if (u->busy)
-		return -EBUSY;
 	/* The requests step 2 applies would queue a timeout that step 4 then
 	 * turns into a NOP. */
 	u->no_timeout = true;
 	tw__backend_detach(u->w, false, disarm, u);
-	free(u);
+	if (u->busy)
+		u->gone = true;
+	else
+		free(u);
 	return 0;
 }
 

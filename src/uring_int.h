@@ -19,8 +19,9 @@
 int tw__uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_uring *ring,
 		     unsigned flags);
 
-/* Runs the wheel at the clock's now, as the timeout's completion does. */
-void tw__uring_run_wheel(struct tw_uring *u);
+/* Runs the wheel at the clock's now, as the timeout's completion does.
+ * False if a callback detached @u: it is freed then, or by the outer run. */
+bool tw__uring_run_wheel(struct tw_uring *u);
 
 /* Does the last SQE not yet consumed by the kernel leave a link chain open? */
 bool tw__uring_chain_open(const struct tw_uring *u);

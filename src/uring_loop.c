@@ -13,6 +13,8 @@
 #include "uring_int.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +29,10 @@ struct tw_uring_loop {
 	uint64_t waits;
 	uint64_t timed_waits;
 	unsigned wait;          /* an enum tw_uring_wait */
-	bool running;
+	pthread_t runner;       /* the thread in tw_uring_run(), while @running */
+	atomic_bool running;    /* read by tw_uring_loop_close() on any thread */
 	bool stop;
+	bool closing;           /* closed from inside tw_uring_run(): freed as it returns */
 };
 
 #define TW__URING_LOOP_FLAGS                                                            \
@@ -75,6 +79,7 @@ int tw_uring_loop_init(struct tw_uring_loop **out, struct tw_wheel *w,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	atomic_init(&l->running, false);
 	r = create_ring(l, opt);
 	if (r == 0) {
 		r = tw__uring_attach(&l->u, w, &l->ring,
@@ -131,7 +136,7 @@ static void dispatch(struct tw_uring_loop *l)
 	struct io_uring_cqe *cqe;
 	unsigned n = io_uring_cq_ready(&l->ring);
 
-	while (n-- && io_uring_peek_cqe(&l->ring, &cqe) == 0) {
+	while (n-- && !l->closing && io_uring_peek_cqe(&l->ring, &cqe) == 0) {
 		if (tw_uring_handle_cqe(l->u, cqe) == 0) {
 			if (!(cqe->flags & IORING_CQE_F_MORE) && l->user_inflight)
 				l->user_inflight--;
@@ -180,22 +185,33 @@ static int wait_once(struct tw_uring_loop *l)
 	return r < 0 ? r : 0;
 }
 
+/* What the loop created: the ring, whose requests the kernel cancels
+ * without callbacks, and the loop itself. */
+static void free_loop(struct tw_uring_loop *l)
+{
+	io_uring_queue_exit(&l->ring);
+	free(l);
+}
+
 int tw_uring_run(struct tw_uring_loop *l)
 {
 	int r = 0;
 
 	if (!l)
 		return -EINVAL;
-	if (l->running)
+	if (atomic_load(&l->running))
 		return -EBUSY;
-	l->running = true;
+	l->runner = pthread_self();
+	atomic_store(&l->running, true);
 	l->stop = false;
+	/* After a close from a callback, the backend and the wheel are not
+	 * the loop's any more: nothing below reads them. */
 	for (;;) {
 		dispatch(l);
-		if (l->wait == TW_URING_WAIT_ARG && tw_count(l->w) &&
+		if (!l->closing && l->wait == TW_URING_WAIT_ARG && tw_count(l->w) &&
 		    tw_uring_now() >= tw_next_expiry(l->w))
-			tw__uring_run_wheel(l->u);
-		if (l->stop || (tw_count(l->w) == 0 && l->user_inflight == 0))
+			(void)tw__uring_run_wheel(l->u);
+		if (l->closing || l->stop || (tw_count(l->w) == 0 && l->user_inflight == 0))
 			break;
 		r = wait_once(l);
 		if (r < 0) {
@@ -203,10 +219,14 @@ int tw_uring_run(struct tw_uring_loop *l)
 			break;
 		}
 	}
+	if (l->closing) {
+		free_loop(l);
+		return r;
+	}
 	/* Whatever the program queued last still goes to the kernel. */
 	if (io_uring_sq_ready(&l->ring))
 		io_uring_submit(&l->ring);
-	l->running = false;
+	atomic_store(&l->running, false);
 	return r;
 }
 
@@ -217,17 +237,20 @@ void tw_uring_stop(struct tw_uring_loop *l)
 }
 
 /* The backend lets go of the wheel (the shared sequence), then the loop
- * frees what it created: the ring, whose requests the kernel cancels
- * without callbacks, and itself. */
+ * frees what it created. From a callback inside tw_uring_run() the loop
+ * still reads its ring: tw_uring_run() frees it as it returns. Another
+ * thread's tw_uring_run() owns the wheel and the ring: refused. */
 int tw_uring_loop_close(struct tw_uring_loop *l)
 {
 	if (!l)
 		return -EINVAL;
-	if (l->running)
+	if (atomic_load(&l->running) && !pthread_equal(l->runner, pthread_self()))
 		return -EBUSY;
 	(void)tw_uring_detach(l->u);
-	io_uring_queue_exit(&l->ring);
-	free(l);
+	if (atomic_load(&l->running))
+		l->closing = true;
+	else
+		free_loop(l);
 	return 0;
 }
 

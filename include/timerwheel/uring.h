@@ -55,6 +55,20 @@
  * - What the backend created is freed: the backend, and an owned loop's
  *   ring.
  *
+ * Closing from a callback. tw_uring_detach() and tw_uring_loop_close() may
+ * be called from one of the wheel's callbacks, as libuv's uv_close() may.
+ * tw_uring_loop_close() may also come from &tw_uring_loop_options.cqe_fn.
+ * The first four steps happen in the call.
+ * So the wheel is the program's when it returns, and so is the ring.
+ * The program may destroy the wheel, attach it again, or tear the ring
+ * down.
+ * Timers already due in the running advance still fire in it.
+ * The last step waits until the backend's call returns:
+ * tw_uring_handle_cqe() or tw_uring_run().
+ * Until then the backend touches only its own memory.
+ * tw_uring_loop_close() from another thread while tw_uring_run() runs is
+ * refused.
+ *
  * Threads. A backend, its wheel and its ring belong to one thread.
  * Other threads arm, re-arm and cancel the wheel's timers with
  * tw_post_mod() and tw_post_del().
@@ -191,6 +205,7 @@ struct tw_uring_loop;
  *
  * The callback may queue SQEs with tw_uring_get_sqe().
  * It may use the wheel, and call tw_uring_stop().
+ * It may close the loop (see "Closing from a callback").
  */
 typedef void (*tw_uring_cqe_fn)(struct tw_uring_loop *l, struct io_uring_cqe *cqe, void *arg);
 
@@ -330,14 +345,14 @@ TW_API int tw_uring_handle_cqe(struct tw_uring *u, const struct io_uring_cqe *cq
  * While a chain of the program is open in the SQ, it is cancelled through
  * io_uring_register() instead (kernel 6.0).
  * Their completions carry the tag: skip them with tw_uring_is_tagged().
- * It must not be called from a timer callback.
+ * It may be called from a timer callback (see "Closing from a callback").
+ * @u is freed then when tw_uring_handle_cqe() returns.
  * A ring the program tore down first (io_uring_queue_exit()) is detected.
  * Nothing of that ring is touched then: the kernel dropped its requests.
  * The struct io_uring itself must still exist.
  *
  * Return: 0 on success.
- * It returns -EINVAL if @u is NULL, and -EBUSY from a callback the backend
- * runs.
+ * It returns -EINVAL if @u is NULL.
  * If no SQE is free even after submitting, the timeout completes by itself.
  * It still returns 0 then.
  */
@@ -456,6 +471,7 @@ TW_API struct io_uring_sqe *tw_uring_get_sqe(struct tw_uring_loop *l);
  * Such a submit comes from tw_uring_get_sqe() on a full SQ.
  *
  * Return: 0 on success.
+ * It also returns 0 when a callback closed the loop: @l is freed then.
  * It returns -EINVAL if @l is NULL, and -EBUSY if it is already running.
  * It returns a negative errno from io_uring_enter(), other than -EINTR,
  * -ETIME and -EAGAIN.
@@ -480,9 +496,14 @@ TW_API void tw_uring_stop(struct tw_uring_loop *l);
  * Then it frees what the loop created: the ring, and @l.
  * The kernel cancels the ring's requests still in flight, without
  * callbacks.
+ * It may be called from a callback inside tw_uring_run().
+ * The ring and @l are freed then when tw_uring_run() returns.
+ * tw_uring_run() returns when that callback does.
+ * Completions not yet handed over are dropped with the ring.
  *
  * Return: 0 on success.
- * It returns -EINVAL if @l is NULL, and -EBUSY while tw_uring_run() runs.
+ * It returns -EINVAL if @l is NULL.
+ * It returns -EBUSY while tw_uring_run() runs on another thread.
  */
 TW_API int tw_uring_loop_close(struct tw_uring_loop *l);
 
