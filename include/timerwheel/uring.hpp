@@ -17,14 +17,17 @@
  * the backend makes the backend let go first. A wheel destroyed first is
  * released when the backend lets go, which the C API allows too.
  *
- * Closing from a callback. Neither lets go from one of the wheel's
- * callbacks, nor the loop while run() runs: the C calls refuse there.
- * detach() and close() then return EBUSY and change nothing. The
- * destructor, or a move-assignment onto one, cannot return an error.
- * There it ends the program (std::abort()) with a message: a backend
- * left attached would have nobody to let it go. Stop the loop
- * (stop()) and let go after run() returns. (The libuv wrapper differs
- * here, as libuv does: it may close from a callback.)
+ * Closing from a callback. Either may let go from one of the wheel's
+ * callbacks, and the loop from any callback of its run(), as libuv allows
+ * (the libuv wrapper has the same rule). The destructor and a
+ * move-assignment may come from there too. The wheel is the program's
+ * when the call returns; timers already due in the running advance still
+ * fire in it. The backend's own memory goes when the library's call
+ * returns (handle_cqe() or run()). Neither may let go from another thread.
+ * A uring_loop whose run() runs on another thread refuses: close() returns
+ * EBUSY and changes nothing. Its destructor, or a move-assignment onto it,
+ * cannot return an error: it ends the program (std::abort()) with a
+ * message.
  *
  * Movable, not copyable; a moved-from one is empty.
  *
@@ -48,10 +51,10 @@ namespace detail {
 
 /*
  * The handle both backends hold, and how it lets go. Release
- * (tw_uring_detach(), tw_uring_loop_close()) refuses with -EBUSY from
- * the wheel's callbacks or while the loop runs. The handle then stays
- * attached. A destructor or move-assignment that cannot let go has no
- * way to say so: it stops the program, loudly.
+ * (tw_uring_detach(), tw_uring_loop_close()) refuses with -EBUSY only
+ * while the loop runs on another thread. The handle then stays attached.
+ * A destructor or move-assignment that cannot let go has no way to say
+ * so: it stops the program, loudly.
  */
 template <class T, int (*Release)(T *)>
 class backend_handle {
@@ -84,8 +87,8 @@ public:
 	void release_or_die() noexcept
 	{
 		if (!release()) {
-			std::fputs("timerwheel: an io_uring backend destroyed or assigned over from its wheel's "
-				   "callback or run()\n",
+			std::fputs("timerwheel: an io_uring loop destroyed or assigned over while its run() runs "
+				   "on another thread\n",
 				   stderr);
 			std::abort();
 		}
@@ -110,7 +113,7 @@ public:
 		h_ = handle(r < 0 ? nullptr : u, r);
 	}
 
-	/* tw_uring_detach(); EBUSY from a callback (then still attached). */
+	/* tw_uring_detach(); allowed from the wheel's callbacks. */
 	result detach() noexcept { return h_.release(); }
 	/* tw_uring_handle_cqe(): value() 1 if @cqe was the backend's. */
 	result handle_cqe(const io_uring_cqe *cqe) noexcept { return result(tw_uring_handle_cqe(h_.get(), cqe)); }
@@ -143,7 +146,8 @@ public:
 		h_ = handle(r < 0 ? nullptr : l, r);
 	}
 
-	/* tw_uring_loop_close(); EBUSY while run() runs (then still open). */
+	/* tw_uring_loop_close(); allowed from a callback of run(). EBUSY while
+	 * run() runs on another thread (then still open). */
 	result close() noexcept { return h_.release(); }
 	result run() noexcept { return result(tw_uring_run(h_.get())); }
 	void stop() noexcept { tw_uring_stop(h_.get()); }

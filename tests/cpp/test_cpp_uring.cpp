@@ -2,13 +2,17 @@
 //
 // timerwheel::uring_loop and uring_attachment on a real ring and the real
 // clock: timers fire none early; letting go leaves the program's wheel
-// with its timers armed; a close refused while the loop runs is an error
-// value and leaves it open. Skips, saying so, where the kernel refuses
+// with its timers armed, also from a callback; a close refused while the
+// loop runs on another thread is an error value and leaves it open. Skips, saying so, where the kernel refuses
 // io_uring (as every io_uring test does).
 #include <liburing.h>
 #include <timerwheel/uring.hpp>
 
 #include "aborts.hpp"
+
+#include <atomic>
+#include <optional>
+#include <thread>
 
 #include "stamp.hpp"
 
@@ -39,12 +43,24 @@ void test_loop(void **)
 			assert_int_equal(x.early, 0);
 		}
 
-		// Closing from a callback of its run is refused, and changes nothing.
-		int refused = 0;
-		tws::timer closer([&loop, &refused] { refused = loop.close().raw(); });
+		// Closing from a callback of its run works: run() returns, the
+		// loop is empty, and the wheel keeps its other timers.
+		int closed = 1;
+		stamp far;
+		assert_true(far.arm(w, 1h).ok());
+		tws::timer closer([&loop, &closed] {
+			closed = loop.close().raw();
+			if (closed != 0)
+				loop.stop(); // a refused close fails below, not in an hour
+		});
 		assert_true(closer.arm(w, tws::clock::now() + 1ms).ok());
 		assert_true(loop.run().ok());
-		assert_int_equal(refused, -EBUSY);
+		assert_int_equal(closed, 0);
+		assert_false(static_cast<bool>(loop));
+		assert_true(far.t.pending());
+		assert_int_equal(far.fired, 0);
+		assert_true(far.t.cancel().ok());
+		loop = tws::uring_loop(w);
 		assert_true(static_cast<bool>(loop));
 		assert_true(later.arm(w, 1h).ok());
 	} // lets go: the wheel is the program's, its timer armed
@@ -85,8 +101,9 @@ void test_attachment(void **)
 	assert_true(w.check().ok());
 }
 
-// Moves leave the source empty; a move onto a loop whose close is
-// refused (from its own run) stops the program, loudly: no silent swap.
+// Moves leave the source empty. A move onto a loop from a callback of its
+// run closes it; one from another thread while it runs stops the program,
+// loudly: no silent swap.
 void test_move_loop(void **)
 {
 	tws::wheel w(tws::uring_loop::now()), w2(tws::uring_loop::now());
@@ -108,22 +125,113 @@ void test_move_loop(void **)
 	assert_true(c.close().ok());
 	assert_true(w.check().ok());
 
-	// In a child: a move-assignment onto the running loop aborts.
-	assert_true(aborts([] {
+	// A move-assignment onto the running loop, from its callback, closes
+	// it and takes the other: run() returns.
+	{
 		tws::wheel cw(tws::uring_loop::now()), cw2(tws::uring_loop::now());
 		tws::uring_loop running(cw), other(cw2);
+		tw_uring_loop *second = other.native();
+		stamp far;
+		assert_true(far.arm(cw, 1h).ok());
 		tws::timer t([&running, &other] { running = std::move(other); });
-		(void)t.arm(cw, tws::clock::now() + 1ms);
-		(void)running.run();
-	}));
+		assert_true(t.arm(cw, tws::clock::now() + 1ms).ok());
+		assert_true(running.run().ok());
+		assert_true(running.native() == second);
+		assert_false(static_cast<bool>(other));
+		assert_true(far.t.pending());
+		assert_true(cw.check().ok());
+	}
 	// And so does a destructor run from a callback of its run.
+	{
+		tws::wheel cw(tws::uring_loop::now());
+		stamp far;
+		assert_true(far.arm(cw, 1h).ok());
+		auto *l = new tws::uring_loop(cw);
+		tws::timer t([&l] { delete std::exchange(l, nullptr); });
+		assert_true(t.arm(cw, tws::clock::now() + 1ms).ok());
+		assert_true(l->run().ok());
+		assert_null(l);
+		assert_true(far.t.pending());
+		assert_true(cw.check().ok());
+	}
+#if defined(TW_TEST_HAVE_ABORTS)
+	// In a child: a destructor on another thread while run() runs aborts.
 	assert_true(aborts([] {
 		tws::wheel cw(tws::uring_loop::now());
 		auto *l = new tws::uring_loop(cw);
-		tws::timer t([l] { delete l; });
+		std::atomic<bool> running{false};
+		std::thread other([&] {
+			while (!running.load())
+				std::this_thread::yield();
+			delete l;
+		});
+		tws::timer t([&running] {
+			running.store(true);
+			for (;;)
+				std::this_thread::yield(); // until the other thread aborts
+		});
 		(void)t.arm(cw, tws::clock::now() + 1ms);
-		(void)tw_uring_run(l->native());
+		(void)l->run();
 	}));
+#endif
+}
+
+// The attachment's destructor from a timer callback inside handle_cqe():
+// the wheel is the program's again, and nothing of the old backend fires.
+void test_attachment_destroyed_from_callback(void **)
+{
+	struct io_uring ring;
+	tw_test_ring_init(&ring, 8, 0);
+	tws::wheel w(tws::uring_attachment::now());
+	std::optional<tws::uring_attachment> u;
+	u.emplace(w, &ring);
+	assert_true(static_cast<bool>(*u));
+	stamp far, soon;
+	assert_true(far.arm(w, 1h).ok());
+	struct {
+		std::optional<tws::uring_attachment> &u;
+		stamp &soon;
+		tws::wheel &w;
+	} c{u, soon, w};
+	tws::timer closer([&c] {
+		c.u.reset();
+		assert_true(c.soon.arm(c.w, 5ms).ok()); // the old backend never fires it
+	});
+	assert_true(closer.arm(w, tws::clock::now() + 1ms).ok());
+	tw_uring *native = u->native();
+	while (u) {
+		struct io_uring_cqe *cqe;
+		assert_true(io_uring_submit_and_wait(&ring, 1) >= 0);
+		while (u && io_uring_peek_cqe(&ring, &cqe) == 0) {
+			assert_int_equal(tw_uring_handle_cqe(native, cqe), 1);
+			io_uring_cqe_seen(&ring, cqe);
+		}
+	}
+	// Nothing of the old backend's is left queued; stragglers are tagged.
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts = {0, 20'000'000};
+	assert_true(io_uring_submit(&ring) >= 0);
+	while (io_uring_wait_cqe_timeout(&ring, &cqe, &ts) == 0) {
+		assert_true(tw_uring_is_tagged(cqe->user_data));
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	assert_int_equal(soon.fired, 0);
+	assert_true(soon.t.pending() && far.t.pending());
+	assert_true(w.check().ok());
+	// Attached again, it fires what the old one left.
+	u.emplace(w, &ring);
+	assert_true(static_cast<bool>(*u));
+	while (soon.fired == 0) {
+		assert_true(io_uring_submit_and_wait(&ring, 1) >= 0);
+		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+			(void)u->handle_cqe(cqe);
+			io_uring_cqe_seen(&ring, cqe);
+		}
+	}
+	assert_int_equal(soon.early, 0);
+	assert_int_equal(far.fired, 0);
+	u.reset();
+	io_uring_queue_exit(&ring);
 }
 
 // The program tears its ring down first, timers armed and a request of the
@@ -197,6 +305,7 @@ int main()
 		cmocka_unit_test(test_move_loop),
 		cmocka_unit_test(test_move_attachment),
 		cmocka_unit_test(test_ring_exit_first),
+		cmocka_unit_test(test_attachment_destroyed_from_callback),
 	};
 	return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
