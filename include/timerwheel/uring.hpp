@@ -18,8 +18,8 @@
  * released when the backend lets go, which the C API allows too.
  *
  * Closing from a callback. Either may let go from one of the wheel's
- * callbacks, and the loop from any callback of its run(), as libuv allows
- * (the libuv wrapper has the same rule). The destructor and a
+ * callbacks, as libuv allows. The loop may also from any callback of its
+ * run(). The libuv wrapper has the same rule. The destructor and a
  * move-assignment may come from there too. The wheel is the program's
  * when the call returns; timers already due in the running advance still
  * fire in it. The backend's own memory goes when the library's call

@@ -16,7 +16,16 @@
  * released when the backend lets go. Declaring the timerwheel::wheel
  * before the uv_wheel lets the backend go first. Its timers are then
  * cancelled by their own destructors.
- * Movable, not copyable; closing from a timer callback is allowed.
+ * Movable, not copyable.
+ *
+ * Closing from a callback. A uv_wheel may be closed from one of the
+ * wheel's callbacks, as libuv allows (the io_uring wrappers have the same
+ * rule). The destructor and a move-assignment may come from there too.
+ * The program's wheel is its own again when the call returns; its timers
+ * already due in the running advance still fire in it. A wheel of its own
+ * is destroyed: none of its timers runs after. The handle's memory goes in
+ * the loop's next turn. It may not be closed from another thread: libuv's
+ * calls belong to the loop's thread.
  */
 #ifndef TIMERWHEEL_UV_HPP
 #define TIMERWHEEL_UV_HPP
