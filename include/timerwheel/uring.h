@@ -322,6 +322,7 @@ TW_API int tw_uring_attach(struct tw_uring **out, struct tw_wheel *w, struct io_
  * tw_advance().
  * The timers' callbacks run inside this call.
  * Then the timeout for the next expiry is queued.
+ * A callback may call tw_uring_detach(@u): @u is freed as this returns.
  * An update's late -ENOENT or -EALREADY is not an error.
  * It is counted in &tw_uring_stats.stale_updates.
  *
