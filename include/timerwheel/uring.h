@@ -59,10 +59,12 @@
  * be called from one of the wheel's callbacks, as libuv's uv_close() may.
  * tw_uring_loop_close() may also come from &tw_uring_loop_options.cqe_fn.
  * The first four steps happen in the call.
- * So the wheel is the program's when it returns, and so is the ring.
- * The program may destroy the wheel, attach it again, or tear the ring
- * down.
+ * Requests of other threads then stay queued for the wheel's next advance.
+ * The wheel is the program's when the call returns.
+ * The program may destroy it there, or attach it again.
  * Timers already due in the running advance still fire in it.
+ * An attached backend no longer touches the program's ring either.
+ * So the program may tear its ring down there too.
  * The last step waits until the backend's call returns:
  * tw_uring_handle_cqe() or tw_uring_run().
  * Until then the backend touches only its own memory.
