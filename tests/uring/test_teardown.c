@@ -18,7 +18,7 @@
 
 #define MS 1000000ull
 
-enum then { KEEP, DESTROY_WHEEL, EXIT_RING };
+enum after { KEEP, DESTROY_WHEEL, EXIT_RING };
 
 static struct {
 	struct tw_wheel *w;
@@ -26,7 +26,7 @@ static struct {
 	struct tw_uring *u;
 	struct tw_uring_loop *l;
 	struct tw_timer closer, same_tick, near, later, far;
-	enum then then;
+	enum after after;
 	int detached;       /* tw_uring_detach()'s or tw_uring_loop_close()'s return, + 1 */
 	int closer_fired, same_tick_fired, near_fired, later_fired, far_fired;
 	int returns;        /* tw_uring_handle_cqe() calls returned since the detach */
@@ -59,12 +59,12 @@ static void on_far(struct tw_timer *t)
 }
 
 /* What the program does after letting go, in the same callback. */
-static void then(void)
+static void after_letting_go(void)
 {
-	if (s.then == DESTROY_WHEEL) {
+	if (s.after == DESTROY_WHEEL) {
 		tw_wheel_destroy(s.w);
 		s.w = NULL;
-	} else if (s.then == EXIT_RING) {
+	} else if (s.after == EXIT_RING) {
 		io_uring_queue_exit(&s.ring);
 	}
 }
@@ -76,7 +76,7 @@ static void on_detach(struct tw_timer *t)
 	s.closer_fired++;
 	assert_int_equal(tw_add(s.w, &s.near, tw_uring_now() + 2 * MS), 0);
 	s.detached = tw_uring_detach(s.u) + 1;
-	then();
+	after_letting_go();
 }
 
 static void on_close(struct tw_timer *t)
@@ -84,7 +84,7 @@ static void on_close(struct tw_timer *t)
 	(void)t;
 	s.closer_fired++;
 	s.detached = tw_uring_loop_close(s.l) + 1;
-	then();
+	after_letting_go();
 }
 
 static void arm_all(void (*closer)(struct tw_timer *))
@@ -104,10 +104,10 @@ static void arm_all(void (*closer)(struct tw_timer *))
 	assert_int_equal(tw_add(s.w, &s.far, now + 3600000 * MS), 0);
 }
 
-static void setup_attached(void (*closer)(struct tw_timer *), enum then what)
+static void setup_attached(void (*closer)(struct tw_timer *), enum after what)
 {
 	memset(&s, 0, sizeof(s));
-	s.then = what;
+	s.after = what;
 	tw_test_ring_init(&s.ring, 8, 0);
 	arm_all(closer);
 	assert_int_equal(tw_uring_attach(&s.u, s.w, &s.ring), 0);
@@ -122,7 +122,7 @@ static void reap_until_detached(void)
 		assert_true(io_uring_submit_and_wait(&s.ring, 1) >= 0);
 		while (!s.detached && io_uring_peek_cqe(&s.ring, &cqe) == 0) {
 			assert_int_equal(tw_uring_handle_cqe(s.u, cqe), 1);
-			if (s.then != EXIT_RING)
+			if (s.after != EXIT_RING)
 				io_uring_cqe_seen(&s.ring, cqe);
 		}
 	}
@@ -239,12 +239,12 @@ static void ring_exit_then_detach(void **state)
 	tw_wheel_destroy(s.w);
 }
 
-static void loop_close_from_timer(unsigned wait, enum then what)
+static void loop_close_from_timer(unsigned wait, enum after what)
 {
 	struct tw_uring_loop_options opt = { .wait = wait };
 
 	memset(&s, 0, sizeof(s));
-	s.then = what;
+	s.after = what;
 	arm_all(on_close);
 	tw_test_loop_init(&s.l, s.w, &opt);
 	/* It returns when the callback does, and frees the loop. */
